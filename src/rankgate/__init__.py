@@ -1,0 +1,71 @@
+"""rankgate: measure, compare and gate the quality of search and RAG retrievers.
+
+>>> import rankgate
+>>> res = rankgate.evaluate({"q1": {"d1": 1}}, {"q1": {"d1": 2.0, "d2": 1.0}}, ["P@1", "nDCG@10"])
+>>> res.aggregate
+{'P@1': 1.0, 'nDCG@10': 1.0}
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BackendError",
+    "ConfigError",
+    "InputError",
+    "Measure",
+    "MeasureError",
+    "Qrels",
+    "RankgateError",
+    "Results",
+    "Run",
+    "__version__",
+    "evaluate",
+    "parse_measure",
+    "read_qrels",
+    "read_run",
+]
+
+# Imported lazily so that `import rankgate` and `rankgate --help` stay fast.
+_LAZY = {
+    "Qrels": "rankgate.core.qrels",
+    "Run": "rankgate.core.run",
+    "Results": "rankgate.core.results",
+    "Measure": "rankgate.measures.registry",
+    "parse_measure": "rankgate.measures.parse",
+    "evaluate": "rankgate.measures.evaluate",
+    "read_qrels": "rankgate.io.readers",
+    "read_run": "rankgate.io.readers",
+    "RankgateError": "rankgate.errors",
+    "InputError": "rankgate.errors",
+    "MeasureError": "rankgate.errors",
+    "ConfigError": "rankgate.errors",
+    "BackendError": "rankgate.errors",
+}
+
+if TYPE_CHECKING:
+    from rankgate.core.qrels import Qrels
+    from rankgate.core.results import Results
+    from rankgate.core.run import Run
+    from rankgate.errors import BackendError, ConfigError, InputError, MeasureError, RankgateError
+    from rankgate.io.readers import read_qrels, read_run
+    from rankgate.measures.evaluate import evaluate
+    from rankgate.measures.parse import parse_measure
+    from rankgate.measures.registry import Measure
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'rankgate' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

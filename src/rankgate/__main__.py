@@ -1,0 +1,3 @@
+from rankgate.cli import main
+
+main()

@@ -1,0 +1,63 @@
+"""``rankgate eval``: evaluate one run against relevance judgments."""
+
+from __future__ import annotations
+
+import click
+
+from rankgate.cli.options import emit, output_options, semantics_options, split_measures, warn
+
+DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10", "AP", "P@10")
+
+
+@click.command("eval")
+@click.argument("qrels", type=click.Path(dir_okay=False))
+@click.argument("run", type=click.Path(dir_okay=False))
+@click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
+              help="Measure to compute; repeat or separate with commas. Default: " + ", ".join(DEFAULT_MEASURES) + ".")
+@click.option("--per-query", is_flag=True, help="Also report the value of every query.")
+@click.option("--name", help="Name of the run in the output (default: the file stem).")
+@semantics_options
+@output_options
+def eval_command(
+    qrels: str,
+    run: str,
+    measures: tuple[str, ...],
+    per_query: bool,
+    name: str | None,
+    queries: str,
+    ties: str,
+    rel: int,
+    empty: str,
+    duplicates: str,
+    judged_only: bool,
+    qrels_format: str | None,
+    run_format: str | None,
+    fmt: str,
+    output: str | None,
+) -> None:
+    """Evaluate RUN against QRELS with trec_eval's semantics.
+
+    QRELS and RUN may be TREC text, JSON, JSONL, CSV/TSV (e.g. BEIR qrels) or Parquet,
+    compressed or not. Measure names are canonical (nDCG@10, R@100, P(rel=2)@5) or
+    aliases from trec_eval (ndcg_cut.10), ranx (mrr@10) and plain words (recall@10).
+
+    \b
+    Examples:
+      rankgate eval qrels.txt run.txt -m nDCG@10 -m R@100 -m RR@10
+      rankgate eval qrels.tsv run.trec.gz -m ndcg_cut.10,recall.100 --format json
+      rankgate eval qrels.txt run.txt -m AP --per-query --format trec
+      rankgate eval qrels.txt run.txt -m P@10 --rel 2 --queries intersection
+    """
+    from rankgate.io import read_qrels, read_run
+    from rankgate.measures.evaluate import evaluate
+    from rankgate.measures.parse import parse_measures
+    from rankgate.report.eval_output import render
+
+    wanted = parse_measures(split_measures(measures) or list(DEFAULT_MEASURES))
+    q = read_qrels(qrels, format=qrels_format, duplicates=duplicates)
+    r = read_run(run, format=run_format, duplicates=duplicates, name=name)
+    results = evaluate(
+        q, r, wanted, queries=queries, ties=ties, rel=rel, empty=empty, duplicates=duplicates, judged_only=judged_only
+    )
+    emit(render(results, fmt, per_query=per_query), output)
+    warn(results.warnings)

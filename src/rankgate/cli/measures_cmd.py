@@ -1,0 +1,74 @@
+"""``rankgate measures``: the measure registry, for people and for scripts."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+
+@click.command("measures")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
+@click.argument("names", nargs=-1)
+def measures_command(fmt: str, names: tuple[str, ...]) -> None:
+    """List every measure with its definition, parameters and aliases.
+
+    With NAMES, show how each name is read (its canonical form).
+
+    \b
+    Examples:
+      rankgate measures
+      rankgate measures --format markdown > docs/measures.md
+      rankgate measures ndcg_cut.10 mrr@10 hit_rate@5
+    """
+    from rankgate.measures.parse import parse_measure
+    from rankgate.measures.registry import all_specs
+
+    if names:
+        for n in names:
+            click.echo(f"{n}\t{parse_measure(n)}")
+        return
+    specs = all_specs()
+    if fmt == "json":
+        rows = [
+            {
+                "name": s.name,
+                "summary": s.summary,
+                "definition": s.definition,
+                "cutoff": s.cutoff,
+                "parameters": [
+                    {"name": p.name, "default": p.default, "doc": p.doc, **({"choices": list(p.choices)} if p.choices else {})}
+                    for p in s.params
+                ],
+                "higher_is_better": s.higher_is_better,
+                "bounds": [s.bounds[0], None if s.bounds[1] == float("inf") else s.bounds[1]],
+                "aggregate": s.aggregate,
+                "trec_eval": s.trec_eval,
+                "aliases": list(s.aliases),
+                "examples": list(s.examples),
+            }
+            for s in specs
+        ]
+        click.echo(json.dumps(rows, indent=2))
+        return
+    if fmt == "markdown":
+        lines = ["| measure | definition | parameters | trec_eval | aliases |", "|---|---|---|---|---|"]
+        for s in specs:
+            params = "; ".join(f"`{p.name}` (default {p.default}): {p.doc}" for p in s.params) or "-"
+            examples = ", ".join(f"`{e}`" for e in s.examples)
+            aliases = ", ".join(f"`{a}`" for a in s.aliases) or "-"
+            lines.append(f"| {examples} | {s.definition} | {params} | {s.trec_eval or '-'} | {aliases} |")
+        click.echo("\n".join(lines))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(show_lines=True)
+    t.add_column("measure", no_wrap=True)
+    t.add_column("definition")
+    t.add_column("parameters")
+    t.add_column("aliases")
+    for s in specs:
+        params = "\n".join(f"{p.name}={p.default}: {p.doc}" for p in s.params) or "-"
+        t.add_row("\n".join(s.examples), f"[b]{s.summary}[/b]\n{s.definition}", params, "\n".join(s.aliases) or "-")
+    Console().print(t)

@@ -1,0 +1,171 @@
+"""`Qrels`: graded relevance judgments per query, held as columns grouped by query."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from rankgate.core.columns import (
+    DUPLICATE_POLICIES,
+    as_string_array,
+    byte_order_rank,
+    duplicate_keep_mask,
+    group_offsets,
+    intern,
+)
+from rankgate.core.run import RowLocator, _check_ids, _default_locator, mapping_locator
+from rankgate.errors import InputError
+
+
+class Qrels:
+    """Relevance judgments: an integer grade for each judged (query, document) pair.
+
+    Grades >= the relevance threshold (default 1) are relevant for binary measures;
+    grade 0 is judged non-relevant; grades < 0 are judged non-relevant for every measure
+    except Judged@k and Bpref, which treat them as unjudged (trec_eval's convention).
+
+    Rows are grouped by query (query ids in byte order), input order within a query.
+    """
+
+    def __init__(
+        self,
+        query_ids: Any,
+        doc_ids: Any,
+        grades: Any,
+        *,
+        source: str | None = None,
+        duplicates: str = "error",
+        locate: RowLocator | None = None,
+    ) -> None:
+        if duplicates not in DUPLICATE_POLICIES:
+            raise ValueError(
+                f"The 'duplicates' parameter must be one of {DUPLICATE_POLICIES}. Got {duplicates!r} instead."
+            )
+        qcol = as_string_array(query_ids)
+        dcol = as_string_array(doc_ids)
+        raw = np.asarray(grades)
+        locate = locate or _default_locator(source or "<qrels>")
+        if not (len(qcol) == len(dcol) == len(raw)):
+            raise InputError(
+                f"query ids, doc ids and grades differ in length ({len(qcol)}, {len(dcol)}, {len(raw)})",
+                source=source,
+            )
+        grade = _integer_grades(raw, locate)
+        self.source = source
+        _check_ids(qcol, "query id", locate)
+        _check_ids(dcol, "doc id", locate)
+
+        interned = intern(qcol)
+        rank = byte_order_rank(interned.values)
+        codes = rank[interned.codes]
+        self.query_ids: pa.StringArray = as_string_array(interned.values.take(pa.array(np.argsort(rank))))
+
+        def describe(later: int, first: int) -> InputError:
+            return InputError(
+                f"{locate(later)}: duplicate judgment of document {dcol[later].as_py()!r} for query "
+                f"{qcol[later].as_py()!r} (first at {locate(first)}); "
+                "pass duplicates='first' or 'max' (CLI: --duplicates) to keep one"
+            )
+
+        keep = duplicate_keep_mask(codes, dcol, grade, duplicates, describe)
+        if keep is not None:
+            idx = np.flatnonzero(keep)
+            codes, grade, dcol = codes[idx], grade[idx], as_string_array(dcol.take(pa.array(idx)))
+        order = np.argsort(codes, kind="stable")
+        if len(order) and not (np.diff(codes) >= 0).all():
+            codes, grade = codes[order], grade[order]
+            dcol = as_string_array(dcol.take(pa.array(order)))
+        self.offsets: np.ndarray = group_offsets(codes, len(self.query_ids))
+        self.query_codes: np.ndarray = codes
+        self.doc_ids: pa.StringArray = dcol
+        self.grades: np.ndarray = grade
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], **kwargs: Any) -> Qrels:
+        """Build from ``{qid: {docid: grade}}`` or ``{qid: [docid, ...]}`` (a list: grade 1).
+
+        >>> Qrels.from_dict({"q1": {"d1": 2, "d2": 0}, "q2": ["d7"]}).num_rows
+        3
+        """
+        source = kwargs.setdefault("source", "<dict>")
+        qs: list[str] = []
+        ds: list[str] = []
+        gs: list[Any] = []
+        for qid, docs in data.items():
+            if isinstance(docs, Mapping):
+                items = list(docs.items())
+            elif isinstance(docs, list | tuple | set | frozenset):
+                items = [(d, 1) for d in docs]
+            else:
+                raise InputError(
+                    f"query {qid!r}: expected {{doc_id: grade}} or a list of relevant doc ids",
+                    source=source,
+                    text=repr(docs),
+                )
+            for did, g in items:
+                qs.append(str(qid))
+                ds.append(str(did))
+                gs.append(g)
+        kwargs.setdefault("locate", mapping_locator(source, qs, ds))
+        return cls(qs, ds, np.asarray(gs, dtype=object) if gs else np.zeros(0, np.int64), **kwargs)
+
+    @classmethod
+    def from_file(cls, path: str, *, format: str | None = None, **kwargs: Any) -> Qrels:
+        """Read a qrels file (TREC, JSON, JSONL, CSV/TSV incl. BEIR, Parquet; compressed or not)."""
+        from rankgate.io import read_qrels
+
+        return read_qrels(path, format=format, **kwargs)
+
+    @property
+    def num_rows(self) -> int:
+        return len(self.grades)
+
+    @property
+    def num_queries(self) -> int:
+        return len(self.query_ids)
+
+    def __len__(self) -> int:
+        return self.num_queries
+
+    def __repr__(self) -> str:
+        return f"<Qrels: {self.num_queries} queries, {self.num_rows} judgments>"
+
+    def to_dict(self) -> dict[str, dict[str, int]]:
+        """``{qid: {docid: grade}}``."""
+        out: dict[str, dict[str, int]] = {}
+        docs = self.doc_ids.to_pylist()
+        grades = self.grades.tolist()
+        for i, qid in enumerate(self.query_ids.to_pylist()):
+            lo, hi = int(self.offsets[i]), int(self.offsets[i + 1])
+            out[qid] = dict(zip(docs[lo:hi], grades[lo:hi], strict=True))
+        return out
+
+
+def _integer_grades(raw: np.ndarray, locate: RowLocator) -> np.ndarray:
+    """Grades as int64; a value that is not a whole number is an error naming its row."""
+    if raw.dtype.kind in "iu":
+        return raw.astype(np.int64, copy=False)
+    if raw.dtype.kind == "b":
+        return raw.astype(np.int64)
+    out = np.empty(len(raw), dtype=np.int64)
+    if raw.dtype.kind == "f":
+        ok = np.isfinite(raw) & (raw == np.round(raw))
+        if not ok.all():
+            row = int(np.flatnonzero(~ok)[0])
+            raise InputError(f"{locate(row)}: grade must be a whole number (got {raw[row]!r})")
+        return raw.astype(np.int64)
+    for i, value in enumerate(raw.tolist()):
+        try:
+            if isinstance(value, bool):
+                out[i] = int(value)
+                continue
+            f = float(value)
+            if not np.isfinite(f) or f != round(f):
+                raise ValueError
+            out[i] = int(f)
+        except (TypeError, ValueError):
+            raise InputError(f"{locate(i)}: grade must be a whole number (got {value!r})") from None
+    return out

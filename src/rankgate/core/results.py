@@ -1,0 +1,158 @@
+"""`Results`: per-query values of each measure, their aggregates, and provenance."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from rankgate.measures.registry import Measure
+
+QUERY_CASES: tuple[str, ...] = ("evaluated", "missing_from_run", "run_only", "no_relevant")
+
+
+@dataclass
+class Results:
+    """The outcome of an evaluation.
+
+    Attributes:
+        measures: the measures, in the order asked for.
+        query_ids: the evaluated queries (byte order); rows of ``values``.
+        values: float64 matrix, one row per query and one column per measure.
+        queries: how many queries fell into each case (see DESIGN.md "Semantics").
+        settings: every semantic choice made (ties, query set, ...).
+        warnings: degenerate but legal input noticed on the way.
+        run_name: the run's name (file stem), when known.
+    """
+
+    measures: list[Measure]
+    query_ids: list[str]
+    values: np.ndarray
+    queries: dict[str, int]
+    settings: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+    run_name: str | None = None
+    versions: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def names(self) -> list[str]:
+        return [str(m) for m in self.measures]
+
+    @property
+    def aggregate(self) -> dict[str, float]:
+        """Mean over evaluated queries (a sum for the count measures, like trec_eval)."""
+        out: dict[str, float] = {}
+        for j, m in enumerate(self.measures):
+            col = self.values[:, j]
+            if m.spec.aggregate == "sum":
+                out[str(m)] = float(col.sum())
+            else:
+                out[str(m)] = float(col.mean()) if len(col) else math.nan
+        return out
+
+    @property
+    def per_query(self) -> dict[str, dict[str, float]]:
+        names = self.names
+        return {qid: dict(zip(names, row.tolist(), strict=True)) for qid, row in zip(self.query_ids, self.values, strict=True)}
+
+    def column(self, measure: str | Measure) -> np.ndarray:
+        """Per-query values of one measure, in ``query_ids`` order."""
+        from rankgate.measures.parse import parse_measure
+
+        m = parse_measure(measure)
+        for j, have in enumerate(self.measures):
+            if have == m or have.with_defaults(**self.settings.get("defaults", {})) == m:
+                return self.values[:, j]
+        raise KeyError(f"{m} was not evaluated (have: {', '.join(self.names)})")
+
+    def __getitem__(self, measure: str | Measure) -> float:
+        from rankgate.measures.parse import parse_measure
+
+        name = str(parse_measure(measure))
+        agg = self.aggregate
+        if name not in agg:
+            raise KeyError(f"{name} was not evaluated (have: {', '.join(self.names)})")
+        return agg[name]
+
+    def __repr__(self) -> str:
+        agg = ", ".join(f"{k}={v:.4f}" for k, v in self.aggregate.items())
+        return f"<Results {self.run_name or ''} over {len(self.query_ids)} queries: {agg}>"
+
+    # -- export -------------------------------------------------------------------------
+    def to_dict(self, *, per_query: bool = False) -> dict[str, Any]:
+        """The JSON contract of ``rankgate eval --format json`` (DESIGN.md)."""
+        aggregate = {k: (None if math.isnan(v) else v) for k, v in self.aggregate.items()}
+        out: dict[str, Any] = {"measures": self.names, "aggregate": aggregate}
+        if per_query:
+            out["per_query"] = self.per_query
+        out["queries"] = dict(self.queries)
+        out["settings"] = dict(self.settings)
+        out["warnings"] = list(self.warnings)
+        if self.run_name is not None:
+            out["run"] = self.run_name
+        out["versions"] = dict(self.versions)
+        return out
+
+    def to_json(self, *, per_query: bool = False, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(per_query=per_query), indent=indent, allow_nan=False, default=_jsonable)
+
+    def to_frame(self, backend: str = "pandas") -> Any:
+        """Per-query values as a DataFrame (``backend``: "pandas" or "polars"), query id first."""
+        data: dict[str, Any] = {"query_id": list(self.query_ids)}
+        for j, name in enumerate(self.names):
+            data[name] = self.values[:, j]
+        if backend == "polars":
+            import polars as pl
+
+            return pl.DataFrame(data)
+        if backend == "pandas":
+            import pandas as pd
+
+            return pd.DataFrame(data)
+        raise ValueError(f"The 'backend' parameter must be 'pandas' or 'polars'. Got {backend!r} instead.")
+
+    # -- merging ------------------------------------------------------------------------
+    @classmethod
+    def merge(cls, parts: Sequence[Results]) -> Results:
+        """Combine results of disjoint query partitions of one evaluation, exactly.
+
+        The merged per-query matrix is the union of the parts, in query-id order, so the
+        aggregates equal those of evaluating everything at once.
+        """
+        if not parts:
+            raise ValueError("merge() needs at least one Results")
+        first = parts[0]
+        for p in parts[1:]:
+            if p.measures != first.measures:
+                raise ValueError("cannot merge results of different measures")
+            if p.settings != first.settings:
+                raise ValueError("cannot merge results evaluated with different settings")
+        ids = [q for p in parts for q in p.query_ids]
+        if len(set(ids)) != len(ids):
+            raise ValueError("cannot merge results whose query sets overlap")
+        values = np.concatenate([p.values for p in parts]) if ids else np.zeros((0, len(first.measures)))
+        order = sorted(range(len(ids)), key=lambda i: ids[i].encode())
+        queries = {case: sum(p.queries.get(case, 0) for p in parts) for case in QUERY_CASES}
+        warnings: list[str] = []
+        for p in parts:
+            warnings.extend(w for w in p.warnings if w not in warnings)
+        return cls(
+            measures=list(first.measures),
+            query_ids=[ids[i] for i in order],
+            values=values[order] if ids else values,
+            queries=queries,
+            settings=dict(first.settings),
+            warnings=warnings,
+            run_name=first.run_name,
+            versions=dict(first.versions),
+        )
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"not JSON serializable: {type(value).__name__}")

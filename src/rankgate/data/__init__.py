@@ -1,0 +1,35 @@
+"""Data shipped with rankgate: the synthetic demo collection (see data/demo/README.md)."""
+
+from __future__ import annotations
+
+import json
+from importlib.resources import files
+from pathlib import Path
+
+DEMO_RUNS = ("dense", "bm25", "keyword_first")
+
+
+def demo_dir() -> Path:
+    """Folder of the demo collection (corpus, queries, qrels, runs)."""
+    return Path(str(files("rankgate") / "data" / "demo"))
+
+
+def demo_qrels_path() -> Path:
+    return demo_dir() / "qrels.txt"
+
+
+def demo_run_path(name: str) -> Path:
+    if name not in DEMO_RUNS:
+        raise KeyError(f"no demo run {name!r} (have: {', '.join(DEMO_RUNS)})")
+    return demo_dir() / "runs" / f"{name}.txt"
+
+
+def demo_query_tags() -> dict[str, dict[str, str]]:
+    """``{qid: {"topic": ..., "difficulty": ...}}`` of the demo queries."""
+    tags: dict[str, dict[str, str]] = {}
+    with (demo_dir() / "queries.jsonl").open(encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                row = json.loads(line)
+                tags[row["_id"]] = dict(row.get("tags", {}))
+    return tags

@@ -1,0 +1,79 @@
+"""Exceptions raised by rankgate.
+
+The tree::
+
+    RankgateError
+    ├── InputError(ValueError)     bad data: format, schema, duplicates (carries file:line)
+    ├── MeasureError(ValueError)   unknown measure name, bad syntax or parameter
+    ├── ConfigError(ValueError)    bad configuration (carries the key path)
+    └── BackendError               a judge, retriever or store failed
+
+The CLI maps every `RankgateError` to a message on stderr and exit code 2
+(`BackendError` also exits 2: the run could not be carried out).
+"""
+
+from __future__ import annotations
+
+
+class RankgateError(Exception):
+    """Base class of every error rankgate raises on purpose."""
+
+    exit_code = 2
+
+
+class InputError(RankgateError, ValueError):
+    """Input data is malformed or inconsistent.
+
+    Args:
+        message: what is wrong, and how to fix it where we know.
+        source: the file (or "<dict>", "<DataFrame>") the data came from.
+        line: 1-based line number in ``source``, when known.
+        text: the offending text (shortened in the message).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str | None = None,
+        line: int | None = None,
+        text: str | None = None,
+    ) -> None:
+        self.message = message
+        self.source = source
+        self.line = line
+        self.text = text
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = ""
+        if self.source is not None:
+            where = self.source if self.line is None else f"{self.source}:{self.line}"
+            where += ": "
+        shown = ""
+        if self.text is not None:
+            snippet = self.text if len(self.text) <= 120 else self.text[:117] + "..."
+            shown = f" (got {snippet!r})"
+        return f"{where}{self.message}{shown}"
+
+
+class MeasureError(RankgateError, ValueError):
+    """A measure name or parameter is unknown or malformed."""
+
+
+class ConfigError(RankgateError, ValueError):
+    """A configuration value is wrong; ``key_path`` says where (e.g. ``gates[1].threshold``)."""
+
+    def __init__(self, message: str, *, key_path: str | None = None, source: str | None = None):
+        self.key_path = key_path
+        self.source = source
+        prefix = ""
+        if source:
+            prefix += f"{source}: "
+        if key_path:
+            prefix += f"{key_path}: "
+        super().__init__(prefix + message)
+
+
+class BackendError(RankgateError):
+    """An external part (judge endpoint, model, index, store) failed."""

@@ -1,0 +1,116 @@
+"""`read_run` / `read_qrels` for every supported format, and the TREC writers."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+import pyarrow as pa
+
+from rankgate.core.qrels import Qrels
+from rankgate.core.run import Run
+from rankgate.errors import InputError
+from rankgate.io import tables, trec
+from rankgate.io.source import FORMATS, atomic_writer, detect_format, read_bytes, stem
+
+Locate = Callable[[int], str]
+
+
+def read_run(
+    path: str | os.PathLike[str],
+    *,
+    format: str | None = None,
+    name: str | None = None,
+    duplicates: str = "error",
+) -> Run:
+    """Read a run: TREC (``qid Q0 docid rank score tag``), JSON ``{qid: {docid: score}}`` or
+    ``{qid: [docid, ...]}`` (a ranked list), JSONL/CSV/TSV/Parquet with qid, docid, score columns.
+    Compressed files (gzip, bz2, xz, zstd) are read by content. The run is named by the file stem.
+    """
+    source = str(path)
+    data, fmt = _load(path, format)
+    run_name = name or stem(path)
+    if fmt == "trec":
+        parsed = trec.parse(data, trec.RUN_LAYOUT, source)
+        t = parsed.table
+        return Run(t["qid"], t["docid"], t["score"].to_numpy(), name=run_name, source=source, duplicates=duplicates, locate=parsed.locate)
+    if fmt == "json":
+        mapping = tables.read_json_mapping(data, source)
+        return Run.from_dict(mapping, source=source, name=run_name, duplicates=duplicates)
+    table, locate = _table(data, fmt, source)
+    return run_from_table(table, source=source, name=run_name, duplicates=duplicates, locate=locate)
+
+
+def read_qrels(
+    path: str | os.PathLike[str],
+    *,
+    format: str | None = None,
+    duplicates: str = "error",
+) -> Qrels:
+    """Read judgments: TREC (``qid iter docid grade``), JSON ``{qid: {docid: grade}}`` or
+    ``{qid: [docid, ...]}`` (binary), JSONL/CSV/TSV/Parquet (e.g. BEIR ``query-id corpus-id score``).
+    """
+    source = str(path)
+    data, fmt = _load(path, format)
+    if fmt == "trec":
+        parsed = trec.parse(data, trec.QRELS_LAYOUT, source)
+        t = parsed.table
+        return Qrels(t["qid"], t["docid"], t["grade"].to_numpy(), source=source, duplicates=duplicates, locate=parsed.locate)
+    if fmt == "json":
+        mapping = tables.read_json_mapping(data, source)
+        return Qrels.from_dict(mapping, source=source, duplicates=duplicates)
+    table, locate = _table(data, fmt, source)
+    return qrels_from_table(table, source=source, duplicates=duplicates, locate=locate)
+
+
+def _load(path: str | os.PathLike[str], format: str | None) -> tuple[bytes, str]:
+    if format is not None and format not in FORMATS:
+        raise InputError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}", source=str(path))
+    data = read_bytes(path)
+    return data, format or detect_format(path, data)
+
+
+def _table(data: bytes, fmt: str, source: str) -> tuple[pa.Table, Locate]:
+    if fmt in ("csv", "tsv"):
+        table = tables.read_delimited(data, "," if fmt == "csv" else "\t", source)
+        return table, tables.header_locator(source, 2)
+    if fmt == "parquet":
+        return tables.read_parquet(data, source), lambda row: f"{source} row {row + 1}"
+    if fmt == "jsonl":
+        table = tables.read_jsonl(data, source)
+        lines = table["__line__"].to_pylist()
+        return table.drop_columns(["__line__"]), lambda row: f"{source}:{lines[row]}"
+    raise InputError(f"unknown format {fmt!r}", source=source)
+
+
+def run_from_table(table: pa.Table, *, source: str, name: str | None = None, duplicates: str = "error", locate: Locate | None = None) -> Run:
+    locate = locate or (lambda row: f"{source} row {row + 1}")
+    q = tables.pick_column(table, tables.QUERY_COLUMNS, "query id", source)
+    d = tables.pick_column(table, tables.DOC_COLUMNS, "document id", source)
+    s = tables.pick_column(table, tables.SCORE_COLUMNS, "score", source)
+    scores = tables.numbers(table[s], "score", locate)
+    return Run(table[q], table[d], scores, name=name, source=source, duplicates=duplicates, locate=locate)
+
+
+def qrels_from_table(table: pa.Table, *, source: str, duplicates: str = "error", locate: Locate | None = None) -> Qrels:
+    locate = locate or (lambda row: f"{source} row {row + 1}")
+    q = tables.pick_column(table, tables.QUERY_COLUMNS, "query id", source)
+    d = tables.pick_column(table, tables.DOC_COLUMNS, "document id", source)
+    g = tables.pick_column(table, tables.GRADE_COLUMNS, "grade", source)
+    grades = tables.numbers(table[g], "grade", locate)
+    return Qrels(table[q], table[d], grades, source=source, duplicates=duplicates, locate=locate)
+
+
+def write_run(run: Run, path: str | os.PathLike[str], *, tag: str | None = None, ties: str = "trec") -> None:
+    """Write a TREC run file atomically, ranks in evaluation order."""
+    label = tag or run.name or "rankgate"
+    with atomic_writer(path) as f:
+        f.write(trec.write_run_lines(list(run.iter_rows(ties)), label))
+
+
+def write_qrels(qrels: Qrels, path: str | os.PathLike[str]) -> None:
+    """Write a TREC qrels file atomically."""
+    with atomic_writer(path) as f:
+        for qid, docs in qrels.to_dict().items():
+            for did, grade in docs.items():
+                f.write(f"{qid} 0 {did} {grade}\n")

@@ -1,0 +1,123 @@
+"""Opening inputs: decompression by content, format detection, atomic writes."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+import pyarrow as pa
+
+from rankgate.errors import InputError
+
+COMPRESSED_SUFFIXES = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd", ".zstd": "zstd"}
+_MAGIC = (
+    (b"\x1f\x8b", "gzip"),
+    (b"BZh", "bz2"),
+    (b"\xfd7zXZ\x00", "xz"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+)
+FORMATS: tuple[str, ...] = ("trec", "json", "jsonl", "csv", "tsv", "parquet")
+_EXTENSIONS = {
+    ".trec": "trec",
+    ".run": "trec",
+    ".qrels": "trec",
+    ".txt": "trec",
+    ".res": "trec",
+    ".json": "json",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
+BOM = b"\xef\xbb\xbf"
+
+
+def read_bytes(path: str | os.PathLike[str]) -> bytes:
+    """The file's bytes, decompressed when its content is gzip, bz2, xz or zstd."""
+    p = Path(path)
+    try:
+        with p.open("rb") as f:
+            head = f.read(8)
+    except FileNotFoundError:
+        raise InputError("file not found", source=str(path)) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, not a file", source=str(path)) from None
+    except OSError as e:
+        raise InputError(f"cannot read file ({e.strerror})", source=str(path)) from None
+    codec = next((name for magic, name in _MAGIC if head.startswith(magic)), None)
+    try:
+        if codec is None:
+            return p.read_bytes()
+        if codec == "xz":
+            import lzma
+
+            return lzma.decompress(p.read_bytes())
+        with pa.input_stream(str(p), compression=codec) as stream:
+            return bytes(stream.read())
+    except (OSError, EOFError, pa.ArrowException) as e:
+        raise InputError(f"cannot decompress {codec} file ({e})", source=str(path)) from None
+
+
+def stem(path: str | os.PathLike[str]) -> str:
+    """File name without its format and compression suffixes: ``runs/bm25.trec.gz`` -> ``bm25``."""
+    name = Path(path).name
+    for _ in range(2):
+        base, ext = os.path.splitext(name)
+        if ext.lower() in COMPRESSED_SUFFIXES or ext.lower() in _EXTENSIONS:
+            name = base
+    return name
+
+
+def detect_format(path: str | os.PathLike[str], data: bytes | None) -> str:
+    """Format from the extension (compression suffix ignored), else from the content."""
+    name = Path(path).name.lower()
+    base, ext = os.path.splitext(name)
+    if ext in COMPRESSED_SUFFIXES:
+        ext = os.path.splitext(base)[1]
+    if ext in _EXTENSIONS and ext != ".txt":
+        return _EXTENSIONS[ext]
+    if data is None:
+        return "trec"
+    return sniff_format(data)
+
+
+def sniff_format(data: bytes) -> str:
+    if data.startswith(b"PAR1"):
+        return "parquet"
+    text = data[len(BOM) :] if data.startswith(BOM) else data
+    stripped = text.lstrip()
+    if stripped.startswith(b"{") or stripped.startswith(b"["):
+        first_line = stripped.split(b"\n", 1)[0].strip()
+        return "jsonl" if first_line.endswith(b"}") and b"\n{" in stripped.replace(b"\r\n", b"\n") else "json"
+    first = stripped.split(b"\n", 1)[0].lower()
+    header_words = (b"query", b"qid", b"query-id", b"query_id", b"topic")
+    if any(first.startswith(w) for w in header_words) and not first[:1].isdigit():
+        if b"\t" in first:
+            return "tsv"
+        if b"," in first:
+            return "csv"
+    return "trec"
+
+
+@contextlib.contextmanager
+def atomic_writer(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[str]]:
+    """Write to a temporary file beside ``path`` and move it in place only on success."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8", newline=None if "b" in mode else "\n") as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,215 @@
+"""The measure families rankgate computes, with their definitions (registered on import).
+
+Notation: ranks start at 1; ``rel(d)`` is true when d's grade >= ``rel``; R is the number
+of relevant judged documents of the query; g(d) is d's grade (0 when unjudged).
+"""
+
+from __future__ import annotations
+
+import math
+
+from rankgate.measures.registry import REL, MeasureSpec, ParamSpec, register
+
+GAIN = ParamSpec(
+    "gain",
+    str,
+    "linear",
+    "gain of a document with grade g: linear = g (trec_eval), exp = 2^g - 1 (Burges)",
+    choices=("linear", "exp"),
+)
+PERSISTENCE = ParamSpec(
+    "p",
+    float,
+    0.8,
+    "persistence: probability that the user goes on to the next result",
+    check=lambda v: 0.0 < v < 1.0,
+    requirement=" in (0, 1)",
+)
+MAX_GRADE = ParamSpec(
+    "max_grade",
+    int,
+    0,
+    "grade of a perfect document; 0 means the largest grade in the qrels",
+    check=lambda v: v >= 0,
+    requirement=" >= 0",
+)
+
+register(
+    MeasureSpec(
+        name="P",
+        summary="Precision: fraction of the top k that is relevant",
+        definition="P@k = |{relevant docs in top k}| / k (divides by k even when fewer docs were returned)",
+        params=(REL,),
+        cutoff="required",
+        trec_eval="P_k",
+        aliases=("P_10", "P.10", "precision@10"),
+        examples=("P@10", "P(rel=2)@5"),
+    )
+)
+register(
+    MeasureSpec(
+        name="R",
+        summary="Recall: fraction of the relevant docs found in the top k",
+        definition="R@k = |{relevant docs in top k}| / R; 0 when R = 0. Without @k: over the whole ranking",
+        params=(REL,),
+        trec_eval="recall_k",
+        aliases=("recall_100", "recall.100", "recall@100"),
+        examples=("R@100", "R@1000"),
+    )
+)
+register(
+    MeasureSpec(
+        name="nDCG",
+        summary="Normalized discounted cumulative gain (graded)",
+        definition=(
+            "DCG@k = sum over ranks i <= k of gain(g_i) / log2(i + 1); nDCG@k = DCG@k / IDCG@k, where the "
+            "ideal ranks every judged doc of the query by grade (truncated at k). Negative grades gain 0. "
+            "Ignores 'rel', like trec_eval"
+        ),
+        params=(GAIN,),
+        trec_eval="ndcg_cut_k (linear gain); ndcg without @k",
+        aliases=("ndcg_cut_10", "ndcg_cut.10", "ndcg@10", "ndcg_burges@10 (= gain=exp)"),
+        examples=("nDCG@10", "nDCG(gain=exp)@10", "nDCG"),
+    )
+)
+register(
+    MeasureSpec(
+        name="RR",
+        summary="Reciprocal rank of the first relevant doc",
+        definition="RR@k = 1 / rank of the first relevant doc if it is in the top k, else 0. Averaged: MRR",
+        params=(REL,),
+        trec_eval="recip_rank (no cutoff)",
+        aliases=("recip_rank", "mrr", "mrr@10"),
+        examples=("RR@10", "RR"),
+    )
+)
+register(
+    MeasureSpec(
+        name="AP",
+        summary="Average precision",
+        definition=(
+            "AP@k = (sum over relevant docs at ranks i <= k of P@i) / R; 0 when R = 0. "
+            "Divides by all relevant docs of the query (trec_eval map_cut). Averaged: MAP"
+        ),
+        params=(REL,),
+        trec_eval="map; map_cut_k",
+        aliases=("map", "map_cut_100", "map@100"),
+        examples=("AP", "AP@100"),
+    )
+)
+register(
+    MeasureSpec(
+        name="Rprec",
+        summary="Precision at rank R (R-precision)",
+        definition="Rprec = |{relevant docs in top R}| / R; 0 when R = 0",
+        params=(REL,),
+        cutoff="none",
+        trec_eval="Rprec",
+        aliases=("r-precision", "rprec"),
+        examples=("Rprec",),
+    )
+)
+register(
+    MeasureSpec(
+        name="Success",
+        summary="1 if any relevant doc is in the top k, else 0 (hit rate)",
+        definition="Success@k = 1 if |{relevant docs in top k}| > 0 else 0",
+        params=(REL,),
+        cutoff="required",
+        trec_eval="success_k",
+        aliases=("success_5", "success.5", "hit_rate@5", "hit@5"),
+        examples=("Success@5",),
+    )
+)
+register(
+    MeasureSpec(
+        name="Judged",
+        summary="Fraction of the returned top k that has a judgment",
+        definition=(
+            "Judged@k = |{docs in top k with a grade >= 0}| / min(k, docs returned); 0 when nothing was "
+            "returned. Grades < 0 count as unjudged (trec_eval's pooled-but-unjudged convention)"
+        ),
+        cutoff="required",
+        aliases=("judged@10",),
+        examples=("Judged@10",),
+    )
+)
+register(
+    MeasureSpec(
+        name="Bpref",
+        summary="Binary preference: relevant docs ranked above judged non-relevant ones",
+        definition=(
+            "Bpref = (1/R) * sum over retrieved relevant docs r of "
+            "(1 - min(n_r, R) / min(R, N)), n_r = judged non-relevant docs ranked above r, "
+            "N = judged non-relevant docs of the query; unjudged and negative grades are ignored"
+        ),
+        params=(REL,),
+        cutoff="none",
+        trec_eval="bpref",
+        aliases=("bpref",),
+        examples=("Bpref",),
+    )
+)
+register(
+    MeasureSpec(
+        name="NumRel",
+        summary="Number of relevant judged docs of the query (summed over queries)",
+        definition="NumRel = R",
+        params=(REL,),
+        cutoff="none",
+        bounds=(0.0, math.inf),
+        aggregate="sum",
+        trec_eval="num_rel",
+        aliases=("num_rel",),
+        examples=("NumRel",),
+    )
+)
+register(
+    MeasureSpec(
+        name="NumRet",
+        summary="Number of docs retrieved (summed over queries)",
+        definition="NumRet = number of docs in the ranking (in the top k with @k)",
+        bounds=(0.0, math.inf),
+        aggregate="sum",
+        trec_eval="num_ret",
+        aliases=("num_ret",),
+        examples=("NumRet", "NumRet@100"),
+    )
+)
+register(
+    MeasureSpec(
+        name="NumRelRet",
+        summary="Number of relevant docs retrieved (summed over queries)",
+        definition="NumRelRet = number of relevant docs in the ranking (in the top k with @k)",
+        params=(REL,),
+        bounds=(0.0, math.inf),
+        aggregate="sum",
+        trec_eval="num_rel_ret",
+        aliases=("num_rel_ret", "hits@10"),
+        examples=("NumRelRet", "NumRelRet@10"),
+    )
+)
+register(
+    MeasureSpec(
+        name="RBP",
+        summary="Rank-biased precision (Moffat & Zobel 2008), binary relevance",
+        definition="RBP = (1 - p) * sum over ranks i (<= k with @k) of [rel(d_i)] * p^(i-1)",
+        params=(PERSISTENCE, REL),
+        aliases=("rbp.80 (p=0.8)",),
+        examples=("RBP", "RBP(p=0.95)", "RBP(p=0.5)@10"),
+    )
+)
+register(
+    MeasureSpec(
+        name="ERR",
+        summary="Expected reciprocal rank (Chapelle et al. 2009), graded",
+        definition=(
+            "ERR@k = sum over ranks i <= k of (1/i) * R_i * prod over j < i of (1 - R_j), "
+            "R_i = (2^g_i - 1) / 2^gmax; gmax = max_grade, or the largest grade in the qrels when 0. "
+            "Negative grades count as 0"
+        ),
+        params=(MAX_GRADE,),
+        aliases=("err@10",),
+        examples=("ERR@10", "ERR(max_grade=4)@20"),
+    )
+)

@@ -1,0 +1,343 @@
+"""`evaluate`: score a run against qrels with trec_eval's semantics, fast.
+
+The work is in three steps. Ids are resolved once, with Arrow hash lookups (every run row
+gets its judgment grade or "unjudged"). Queries are then split into blocks of at most
+``chunk_rows`` ranked rows, which bounds memory. Each block is a numeric `RankedBlock`
+that every kernel reads; per-query values of the blocks are stacked, so the result is the
+same whatever the block size (and `Results.merge` combines separately evaluated query
+partitions exactly).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from rankgate.core.columns import intern
+from rankgate.core.qrels import Qrels
+from rankgate.core.results import Results
+from rankgate.core.run import TIE_POLICIES, Run
+from rankgate.errors import ConfigError
+from rankgate.measures.block import RankedBlock, restrict_to_judged
+from rankgate.measures.kernels import KERNELS
+from rankgate.measures.parse import parse_measures
+from rankgate.measures.registry import Measure
+
+QUERY_POLICIES: tuple[str, ...] = ("qrels", "intersection")
+EMPTY_POLICIES: tuple[str, ...] = ("zero", "skip")
+UNJUDGED_WARNING_FRACTION = 0.5
+
+
+def evaluate(
+    qrels: Any,
+    run: Any,
+    measures: str | Measure | Iterable[str | Measure],
+    *,
+    queries: str = "qrels",
+    ties: str = "trec",
+    rel: int = 1,
+    empty: str = "zero",
+    duplicates: str = "error",
+    judged_only: bool = False,
+    chunk_rows: int = 2_000_000,
+) -> Results:
+    """Evaluate ``run`` against ``qrels``.
+
+    Args:
+        qrels: a `Qrels`, a path, ``{qid: {docid: grade}}``, ``{qid: [docid, ...]}`` or a DataFrame.
+        run: a `Run`, a path, ``{qid: {docid: score}}`` or a DataFrame.
+        measures: names such as ``"nDCG@10"``, ``"recall@100"``, ``"P(rel=2)@5"``, or `Measure` values.
+        queries: "qrels" averages every qrels query (absent from the run: 0, trec_eval -c);
+            "intersection" only queries in both (pytrec_eval, BEIR).
+        ties: "trec" breaks score ties by doc id descending (byte-wise); "input" keeps input order.
+        rel: minimum grade counted as relevant, for measures that do not set ``rel`` themselves.
+        empty: "zero" keeps queries with no relevant judgment (they score 0); "skip" drops them.
+        duplicates: repeated (query, doc) pairs in raw inputs: "error", keep "first", or "max".
+        judged_only: drop unjudged documents from rankings first (condensed lists).
+        chunk_rows: ranked rows per block; bounds memory, never changes results.
+
+    Returns:
+        `Results` with aggregates, per-query values, query accounting and settings.
+
+    Examples:
+        Ties in score are broken by doc id descending, as in trec_eval, so "d2" comes first:
+
+        >>> qrels = {"q1": {"d1": 1}}
+        >>> run = {"q1": {"d1": 5.0, "d2": 5.0}}
+        >>> evaluate(qrels, run, "RR")["RR"]
+        0.5
+        >>> evaluate(qrels, run, "RR", ties="input")["RR"]
+        1.0
+
+        AP@k divides by every relevant doc of the query, not only those above the cutoff:
+
+        >>> qrels = {"q1": {"a": 1, "b": 1}}
+        >>> run = {"q1": {"a": 3.0, "x": 2.0, "b": 1.0}}
+        >>> evaluate(qrels, run, ["AP@1", "AP"]).aggregate
+        {'AP@1': 0.5, 'AP': 0.8333333333333333}
+    """
+    _check_choice("queries", queries, QUERY_POLICIES)
+    _check_choice("ties", ties, TIE_POLICIES)
+    _check_choice("empty", empty, EMPTY_POLICIES)
+    if isinstance(rel, bool) or not isinstance(rel, int | np.integer) or rel < 1:
+        raise ConfigError(f"The 'rel' parameter must be an int >= 1. Got {rel!r} instead.", key_path="rel")
+    if not isinstance(chunk_rows, int) or chunk_rows < 1:
+        raise ConfigError(f"The 'chunk_rows' parameter must be an int >= 1. Got {chunk_rows!r} instead.")
+    if isinstance(measures, str | Measure):
+        measures = [measures]
+    wanted = [m.with_defaults(rel=int(rel)) for m in parse_measures(measures)]
+    if not wanted:
+        raise ConfigError("No measure given: pass at least one, e.g. 'nDCG@10'.", key_path="measures")
+
+    from rankgate.io.coerce import as_qrels, as_run
+
+    q = as_qrels(qrels, duplicates=duplicates)
+    r = as_run(run, duplicates=duplicates)
+    plan = _plan_queries(q, r, queries=queries, empty=empty, rel=int(rel))
+    grades, judged = _join_grades(q, r)
+    order = r.ranking_order(ties)
+    max_grade = int(q.grades.max()) if q.num_rows else 0
+
+    values = np.zeros((len(plan.qrels_index), len(wanted)))
+    unjudged = _UnjudgedTally(_probe_cutoff(wanted))
+    for lo, hi in _blocks(plan, r, chunk_rows):
+        block = _build_block(plan, q, r, order, grades, judged, lo, hi, max_grade)
+        unjudged.add(block)
+        if judged_only:
+            block = restrict_to_judged(block)
+        for j, m in enumerate(wanted):
+            values[lo:hi, j] = KERNELS[m.name](block, m)
+
+    warnings = _warnings(r, plan, wanted, unjudged)
+    settings = {
+        "queries": queries,
+        "ties": ties,
+        "rel": int(rel),
+        "empty": empty,
+        "duplicates": duplicates,
+        "judged_only": bool(judged_only),
+        "scores": "float64",
+        "aggregate": "mean over queries; sum for NumRel, NumRet, NumRelRet",
+    }
+    return Results(
+        measures=wanted,
+        query_ids=q.query_ids.take(pa.array(plan.qrels_index, type=pa.int64())).to_pylist(),
+        values=values,
+        queries=plan.counts,
+        settings=settings,
+        warnings=warnings,
+        run_name=r.name,
+        versions=versions(),
+    )
+
+
+def versions() -> dict[str, str]:
+    from rankgate import __version__
+
+    return {"rankgate": __version__, "numpy": np.__version__, "pyarrow": pa.__version__}
+
+
+def _check_choice(name: str, value: str, allowed: Sequence[str]) -> None:
+    if value not in allowed:
+        raise ConfigError(
+            f"The '{name}' parameter must be one of {', '.join(allowed)}. Got {value!r} instead.", key_path=name
+        )
+
+
+@dataclass
+class _QueryPlan:
+    qrels_index: np.ndarray  # evaluated queries, as indices into qrels.query_ids (byte order)
+    run_index: np.ndarray  # matching index into run.query_ids, -1 when absent from the run
+    counts: dict[str, int]
+    run_only_ids: list[str]
+    missing_ids: list[str]
+
+
+def _index_in(values: pa.StringArray, value_set: pa.StringArray) -> np.ndarray:
+    """Position of each value in ``value_set``, -1 where absent."""
+    found = pc.index_in(values, value_set=value_set)
+    return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _plan_queries(q: Qrels, r: Run, *, queries: str, empty: str, rel: int) -> _QueryPlan:
+    run_of_qrels = _index_in(q.query_ids, r.query_ids)
+    qrels_of_run = _index_in(r.query_ids, q.query_ids)
+    has_rel = np.bincount(q.query_codes, weights=(q.grades >= rel), minlength=q.num_queries) > 0
+    candidates = np.arange(q.num_queries) if queries == "qrels" else np.flatnonzero(run_of_qrels >= 0)
+    no_rel = candidates[~has_rel[candidates]]
+    chosen = candidates if empty == "zero" else candidates[has_rel[candidates]]
+    missing = np.flatnonzero(run_of_qrels < 0)
+    run_only = np.flatnonzero(qrels_of_run < 0)
+    counts = {
+        "evaluated": len(chosen),
+        "missing_from_run": len(missing),
+        "run_only": len(run_only),
+        "no_relevant": len(no_rel),
+    }
+    return _QueryPlan(
+        qrels_index=chosen,
+        run_index=run_of_qrels[chosen],
+        counts=counts,
+        run_only_ids=r.query_ids.take(pa.array(run_only[:3], type=pa.int64())).to_pylist(),
+        missing_ids=q.query_ids.take(pa.array(missing[:3], type=pa.int64())).to_pylist(),
+    )
+
+
+def _join_grades(q: Qrels, r: Run) -> tuple[np.ndarray, np.ndarray]:
+    """Grade of every run row (stored order) and whether it is judged."""
+    grades = np.zeros(r.num_rows, dtype=np.int64)
+    judged = np.zeros(r.num_rows, dtype=bool)
+    if q.num_rows == 0 or r.num_rows == 0:
+        return grades, judged
+    docs = intern(q.doc_ids)
+    n_docs = len(docs.values)
+    qrels_keys = q.query_codes * n_docs + docs.codes
+    key_order = np.argsort(qrels_keys)
+    sorted_keys = qrels_keys[key_order]
+    run_doc = _index_in(r.doc_ids, docs.values)
+    run_query = _index_in(r.query_ids, q.query_ids)[r.query_codes]
+    candidate = np.flatnonzero((run_doc >= 0) & (run_query >= 0))
+    keys = run_query[candidate] * n_docs + run_doc[candidate]
+    pos = np.searchsorted(sorted_keys, keys)
+    pos = np.minimum(pos, len(sorted_keys) - 1)
+    hit = sorted_keys[pos] == keys
+    rows = candidate[hit]
+    grades[rows] = q.grades[key_order[pos[hit]]]
+    judged[rows] = True
+    return grades, judged
+
+
+def _blocks(plan: _QueryPlan, r: Run, chunk_rows: int) -> Iterator[tuple[int, int]]:
+    """Consecutive ranges of evaluated queries holding at most ``chunk_rows`` ranked rows."""
+    n = len(plan.qrels_index)
+    depth = np.where(plan.run_index >= 0, r.depths[np.maximum(plan.run_index, 0)], 0) if n else np.zeros(0)
+    cum = np.cumsum(depth)
+    lo = 0
+    while lo < n:
+        base = cum[lo - 1] if lo else 0
+        hi = int(np.searchsorted(cum, base + chunk_rows, side="right"))
+        hi = max(hi, lo + 1)
+        yield lo, min(hi, n)
+        lo = hi
+
+
+def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Concatenation of ``range(s, s + c)`` for each pair, vectorized."""
+    total = int(counts.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    ends = np.cumsum(counts)
+    shift = np.repeat(starts - (ends - counts), counts)
+    return np.arange(total, dtype=np.int64) + shift
+
+
+def _build_block(
+    plan: _QueryPlan,
+    q: Qrels,
+    r: Run,
+    order: np.ndarray,
+    grades: np.ndarray,
+    judged: np.ndarray,
+    lo: int,
+    hi: int,
+    max_grade: int,
+) -> RankedBlock:
+    n = hi - lo
+    ri = plan.run_index[lo:hi]
+    present = ri >= 0
+    safe = np.maximum(ri, 0)
+    run_starts = r.offsets[safe]
+    run_counts = np.where(present, r.offsets[safe + 1] - run_starts, 0)
+    rows = order[_ranges(run_starts, run_counts)]
+    qi = plan.qrels_index[lo:hi]
+    qrel_starts = q.offsets[qi]
+    qrel_counts = q.offsets[qi + 1] - qrel_starts
+    qrows = _ranges(qrel_starts, qrel_counts)
+    local = np.arange(n, dtype=np.int64)
+    return RankedBlock(
+        n_queries=n,
+        row_query=np.repeat(local, run_counts),
+        grade=grades[rows],
+        judged=judged[rows],
+        qrel_query=np.repeat(local, qrel_counts),
+        qrel_grade=q.grades[qrows],
+        max_grade=max_grade,
+    )
+
+
+def _probe_cutoff(measures: Sequence[Measure]) -> int:
+    cutoffs = [m.cutoff for m in measures if m.cutoff is not None]
+    return min(cutoffs) if cutoffs else 10
+
+
+class _UnjudgedTally:
+    """Counts unjudged documents in the top k of every evaluated ranking."""
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+        self.unjudged = 0
+        self.shown = 0
+
+    def add(self, block: RankedBlock) -> None:
+        top = block.rank < self.k
+        self.shown += int(top.sum())
+        self.unjudged += int((top & ~(block.judged & (block.grade >= 0))).sum())
+
+    @property
+    def fraction(self) -> float:
+        return self.unjudged / self.shown if self.shown else 0.0
+
+
+def _warnings(r: Run, plan: _QueryPlan, measures: Sequence[Measure], unjudged: _UnjudgedTally) -> list[str]:
+    out: list[str] = []
+    if plan.counts["missing_from_run"]:
+        eg = ", ".join(repr(x) for x in plan.missing_ids)
+        out.append(
+            f"{plan.counts['missing_from_run']} qrels queries are not in the run (e.g. {eg}); "
+            "they score 0 unless you pass --queries intersection"
+        )
+    if plan.counts["run_only"]:
+        eg = ", ".join(repr(x) for x in plan.run_only_ids)
+        out.append(f"{plan.counts['run_only']} run queries have no judgments (e.g. {eg}) and are ignored")
+    if plan.counts["no_relevant"]:
+        out.append(
+            f"{plan.counts['no_relevant']} queries have no relevant judgment; they score 0 on most measures "
+            "(pass --empty skip to leave them out)"
+        )
+    self_hits = _self_matches(r)
+    if self_hits:
+        out.append(
+            f"{self_hits[0]} queries retrieve a document whose id equals the query id (e.g. {self_hits[1]!r}); "
+            "BEIR drops such self-matches, rankgate keeps them"
+        )
+    if r.num_rows:
+        deepest = int(r.depths.max())
+        for k in sorted({m.cutoff for m in measures if m.cutoff is not None}):
+            if k > deepest:
+                names = ", ".join(str(m) for m in measures if m.cutoff == k)
+                out.append(
+                    f"the run returns at most {deepest} documents per query, fewer than the cutoff of {names}"
+                )
+    if unjudged.fraction > UNJUDGED_WARNING_FRACTION:
+        out.append(
+            f"{unjudged.fraction:.0%} of the top-{unjudged.k} documents are unjudged, so scores are lower "
+            f"bounds; look at Judged@{unjudged.k} or Bpref, or judge more (rankgate label)"
+        )
+    return out
+
+
+def _self_matches(r: Run) -> tuple[int, str] | None:
+    if r.num_rows == 0:
+        return None
+    maybe = np.flatnonzero(pc.is_in(r.doc_ids, value_set=r.query_ids).to_numpy(zero_copy_only=False))
+    if len(maybe) == 0:
+        return None
+    docs = r.doc_ids.take(pa.array(maybe)).to_pylist()
+    qids = r.query_ids.take(pa.array(r.query_codes[maybe])).to_pylist()
+    hits = {q for q, d in zip(qids, docs, strict=True) if q == d}
+    return (len(hits), min(hits)) if hits else None

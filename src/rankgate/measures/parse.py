@@ -1,0 +1,171 @@
+"""Parse measure names: canonical (``nDCG(gain=exp)@10``) and aliases (``ndcg_cut.10``, ``mrr@10``).
+
+Canonical names are read with Python's `ast` module and a whitelist of node types, never
+`eval`: ``P(rel=2)@5`` is a call matrix-multiplied by an int. Aliases from trec_eval, ranx
+and plain words are rewritten to canonical form first.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from rankgate.errors import MeasureError
+from rankgate.measures.registry import Measure, all_specs
+
+# Lower-cased family words users type -> (family, fixed parameters).
+_FAMILY_WORDS: dict[str, tuple[str, dict[str, Any]]] = {
+    "p": ("P", {}),
+    "precision": ("P", {}),
+    "r": ("R", {}),
+    "recall": ("R", {}),
+    "ndcg": ("nDCG", {}),
+    "ndcg_cut": ("nDCG", {}),
+    "ndcg_burges": ("nDCG", {"gain": "exp"}),
+    "rr": ("RR", {}),
+    "mrr": ("RR", {}),
+    "recip_rank": ("RR", {}),
+    "ap": ("AP", {}),
+    "map": ("AP", {}),
+    "map_cut": ("AP", {}),
+    "rprec": ("Rprec", {}),
+    "r-prec": ("Rprec", {}),
+    "r_prec": ("Rprec", {}),
+    "r-precision": ("Rprec", {}),
+    "r_precision": ("Rprec", {}),
+    "success": ("Success", {}),
+    "hit_rate": ("Success", {}),
+    "hitrate": ("Success", {}),
+    "hit": ("Success", {}),
+    "judged": ("Judged", {}),
+    "bpref": ("Bpref", {}),
+    "numrel": ("NumRel", {}),
+    "num_rel": ("NumRel", {}),
+    "numret": ("NumRet", {}),
+    "num_ret": ("NumRet", {}),
+    "numrelret": ("NumRelRet", {}),
+    "num_rel_ret": ("NumRelRet", {}),
+    "hits": ("NumRelRet", {}),
+    "rbp": ("RBP", {}),
+    "err": ("ERR", {}),
+}
+
+# trec_eval / pytrec_eval style: "ndcg_cut.10", "ndcg_cut_10", "P_5", "recall.100".
+_TREC_CUT = re.compile(r"^(?P<fam>[A-Za-z_\-]+?)[._](?P<k>\d+)$")
+# ranx style RBP: "rbp.95" means p = 0.95.
+_RANX_RBP = re.compile(r"^rbp\.(?P<p>\d+)$", re.IGNORECASE)
+# plain words: "recall@10", "mrr@10", "hit_rate@5"; any case.
+_WORD_AT = re.compile(r"^(?P<fam>[A-Za-z_\-]+)@(?P<k>\d+)$")
+
+
+def parse_measure(text: str | Measure) -> Measure:
+    """Parse one measure name into a `Measure`.
+
+    >>> str(parse_measure("ndcg_cut.10")), str(parse_measure("mrr@10")), str(parse_measure("map"))
+    ('nDCG@10', 'RR@10', 'AP')
+    >>> str(parse_measure("P(rel=2)@5"))
+    'P(rel=2)@5'
+    """
+    if isinstance(text, Measure):
+        return text
+    if not isinstance(text, str):
+        raise MeasureError(f"A measure name must be a string. Got {text!r} instead.")
+    name = text.strip()
+    if not name:
+        raise MeasureError("A measure name must not be empty.")
+    alias = _parse_alias(name)
+    if alias is not None:
+        return alias
+    return _parse_canonical(name, original=text)
+
+
+def parse_measures(texts: Iterable[str | Measure]) -> list[Measure]:
+    """Parse several names, dropping repeats (first occurrence wins)."""
+    out: list[Measure] = []
+    for t in texts:
+        m = parse_measure(t)
+        if m not in out:
+            out.append(m)
+    return out
+
+
+def _family(word: str, original: str) -> tuple[str, dict[str, Any]]:
+    for spec in all_specs():
+        if spec.name == word:
+            return spec.name, {}
+    found = _FAMILY_WORDS.get(word.lower())
+    if found is None:
+        raise MeasureError(f"Unknown measure {original!r}. {_suggest(word)}")
+    return found
+
+
+def _parse_alias(name: str) -> Measure | None:
+    m = _RANX_RBP.match(name)
+    if m:
+        digits = m.group("p")
+        return Measure.make("RBP", p=int(digits) / 10 ** len(digits))
+    for pattern in (_WORD_AT, _TREC_CUT):
+        m = pattern.match(name)
+        if m and (m.group("fam").lower() in _FAMILY_WORDS or m.group("fam") in _canonical_names()):
+            fam, fixed = _family(m.group("fam"), name)
+            return Measure.make(fam, int(m.group("k")), **fixed)
+    if name.lower() in _FAMILY_WORDS and name not in _canonical_names():
+        fam, fixed = _FAMILY_WORDS[name.lower()]
+        return Measure.make(fam, None, **fixed)
+    return None
+
+
+def _canonical_names() -> set[str]:
+    return {s.name for s in all_specs()}
+
+
+def _parse_canonical(name: str, *, original: str) -> Measure:
+    try:
+        tree = ast.parse(name, mode="eval").body
+    except SyntaxError:
+        raise MeasureError(f"Cannot parse measure {original!r}. Expected a name such as 'nDCG@10' or 'P(rel=2)@5'.") from None
+    cutoff: int | None = None
+    if isinstance(tree, ast.BinOp) and isinstance(tree.op, ast.MatMult):
+        k = tree.right
+        if not (isinstance(k, ast.Constant) and isinstance(k.value, int) and not isinstance(k.value, bool)):
+            raise MeasureError(f"The cutoff in {original!r} must be a whole number, as in 'nDCG@10'.")
+        cutoff = k.value
+        tree = tree.left
+    params: dict[str, Any] = {}
+    if isinstance(tree, ast.Call):
+        if tree.args:
+            raise MeasureError(f"Parameters in {original!r} must be named, as in 'P(rel=2)@5'.")
+        for kw in tree.keywords:
+            if kw.arg is None:
+                raise MeasureError(f"Cannot parse measure {original!r}.")
+            params[kw.arg] = _literal(kw.value, original)
+        tree = tree.func
+    if not isinstance(tree, ast.Name):
+        raise MeasureError(f"Cannot parse measure {original!r}. Expected a name such as 'nDCG@10' or 'P(rel=2)@5'.")
+    fam, fixed = _family(tree.id, original)
+    merged = {**fixed, **params}
+    return Measure.make(fam, cutoff, **merged)
+
+
+def _literal(node: ast.expr, original: str) -> Any:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float | str):
+        return node.value
+    if isinstance(node, ast.Name):  # gain=exp: a bare word is a string
+        return node.id
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+        value = node.operand.value
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return -value
+    raise MeasureError(f"Parameter values in {original!r} must be numbers or words.")
+
+
+def _suggest(word: str) -> str:
+    import difflib
+
+    names = sorted(_canonical_names() | set(_FAMILY_WORDS))
+    close = difflib.get_close_matches(word, names, n=3, cutoff=0.6)
+    close += [n for n in names if n.lower() == word.lower() and n not in close]
+    hint = f"Did you mean {', '.join(repr(c) for c in close)}? " if close else ""
+    return hint + "Run 'rankgate measures' for the list."
