@@ -133,18 +133,19 @@ def _parse_canonical(name: str, *, original: str) -> Measure:
             raise MeasureError(f"The cutoff in {original!r} must be a whole number, as in 'nDCG@10'.")
         cutoff = k.value
         tree = tree.left
+    call = tree if isinstance(tree, ast.Call) else None
+    head = call.func if call is not None else tree
+    if not isinstance(head, ast.Name):
+        raise MeasureError(f"Cannot parse measure {original!r}. Expected a name such as 'nDCG@10' or 'P(rel=2)@5'.")
+    fam, fixed = _family(head.id, original)
     params: dict[str, Any] = {}
-    if isinstance(tree, ast.Call):
-        if tree.args:
+    if call is not None:
+        if call.args:
             raise MeasureError(f"Parameters in {original!r} must be named, as in 'P(rel=2)@5'.")
-        for kw in tree.keywords:
+        for kw in call.keywords:
             if kw.arg is None:
                 raise MeasureError(f"Cannot parse measure {original!r}.")
             params[kw.arg] = _literal(kw.value, original)
-        tree = tree.func
-    if not isinstance(tree, ast.Name):
-        raise MeasureError(f"Cannot parse measure {original!r}. Expected a name such as 'nDCG@10' or 'P(rel=2)@5'.")
-    fam, fixed = _family(tree.id, original)
     merged = {**fixed, **params}
     return Measure.make(fam, cutoff, **merged)
 

@@ -46,7 +46,8 @@ class ParamSpec:
                 raise MeasureError(f"{what} must be a number{self.requirement}. Got {value!r} instead.")
             value = float(value)
         if self.check is not None and not self.check(value):
-            raise MeasureError(f"{what} must be {self.kind.__name__}{self.requirement}. Got {value!r} instead.")
+            noun = "an int" if self.kind is int else "a number"
+            raise MeasureError(f"{what} must be {noun}{self.requirement}. Got {value!r} instead.")
         return value
 
 
