@@ -56,7 +56,12 @@ cmd = sys.argv[4:]
 timed_out = False
 with open(so, "wb") as fo, open(se, "wb") as fe:
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        p = subprocess.Popen(cmd, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL, start_new_session=True)
+    except OSError as e:
+        fe.write(f"cannot start {cmd[0]!r}: {e}\n".encode())
+        print(json.dumps({"rc": 127, "wall": 0.0, "maxrss_kb": 0, "cpu": 0.0, "timed_out": False}))
+        sys.exit(0)
     try:
         rc = p.wait(timeout=timeout if timeout > 0 else None)
     except subprocess.TimeoutExpired:
@@ -120,7 +125,8 @@ def measure_once(tool, qrels, run, args, tag):
     try:
         stats = json.loads(w.stdout.strip().splitlines()[-1])
     except (IndexError, ValueError):
-        res["error"] = f"wrapper failed: {w.stderr.strip()[-300:]}"
+        last = w.stderr.strip().splitlines()[-1:] or ["no output"]
+        res["error"] = f"wrapper failed: {last[0][:200]}"
         return res
     res.update(wall=stats["wall"], rss_mb=stats["maxrss_kb"] / 1024.0, cpu=stats["cpu"],
                rc=stats["rc"])
@@ -131,10 +137,11 @@ def measure_once(tool, qrels, run, args, tag):
     if stats["timed_out"]:
         res["error"] = f"timeout after {args.timeout:g}s"
         return res
-    if stats["rc"] != 0:
-        tail = err.strip().splitlines()[-1] if err.strip() else ""
-        kill = " (killed: out of memory?)" if stats["rc"] in (-9, 137) else ""
-        res["error"] = f"exit {stats['rc']}{kill}: {tail[:200]}"
+    rc = stats["rc"]
+    tail = err.strip().splitlines()[-1] if err.strip() else ""
+    if rc < 0 or rc == 137:
+        kill = " (killed: out of memory?)" if rc in (-9, 137) else ""
+        res["error"] = f"exit {rc}{kill}: {tail[:200]}"
         return res
     try:
         if tool == "rankgate":
@@ -143,8 +150,13 @@ def measure_once(tool, qrels, run, args, tag):
             doc = json.loads(out.strip().splitlines()[-1])
             res["values"], res["phases"], res["notes"] = doc["values"], doc["phases"], doc["notes"]
     except Exception as e:  # noqa: BLE001 -- report, do not crash
-        res["error"] = f"cannot read output ({type(e).__name__}: {e}); stdout starts {out[:120]!r}"
+        if rc != 0:
+            res["error"] = f"exit {rc}: {tail[:200]}"
+        else:
+            res["error"] = f"cannot read output ({type(e).__name__}: {e}); stdout starts {out[:120]!r}"
         return res
+    if rc != 0:  # e.g. a gate that signals through its exit status but still printed values
+        res["notes"].append(f"exit status {rc}")
     missing = [m for m in MEASURES if m not in res["values"] and not (m == "RR@10" and "RR(uncut)" in res["values"])]
     if missing:
         res["notes"].append("missing in output: " + ",".join(missing))
@@ -249,7 +261,7 @@ def agreement(results, tol):
         if not r["ok"]:
             r["check"] = "-"
             continue
-        bad = []
+        bad = [n for n in r["notes"] if n.startswith(("missing in output", "exit status"))]
         for m in MEASURES:
             ref = refs.get(m)
             if ref is None or ref == r["tool"] or m not in r["values"]:

@@ -35,7 +35,9 @@ def demo_command(fmt: str) -> None:
     difficulties = ("easy", "medium", "hard")
     by_difficulty = {
         name: {
-            level: _mean([v for q, v in zip(res.query_ids, res.column("nDCG@10"), strict=True) if tags[q]["difficulty"] == level])
+            level: _mean(
+                [v for q, v in zip(res.query_ids, res.column("nDCG@10"), strict=True) if tags[q]["difficulty"] == level]
+            )
             for level in difficulties
         }
         for name, res in results.items()
@@ -71,9 +73,10 @@ def demo_command(fmt: str) -> None:
     for name, row in by_difficulty.items():
         d.add_row(name, *(f"{row[level]:.3f}" for level in difficulties))
     console.print(d)
+    errors = Console(stderr=True)
     for name, res in results.items():
         for w in res.warnings:
-            console.print(f"[dim]{name}: {w}[/dim]")
+            errors.print(f"[dim]{name}: {w}[/dim]")
     console.print("Try: rankgate eval QRELS RUN -m nDCG@10 --per-query   (rankgate measures lists every measure)")
 
 

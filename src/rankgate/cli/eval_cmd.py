@@ -12,8 +12,14 @@ DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10", "AP", "P@10")
 @click.command("eval")
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("run", type=click.Path(dir_okay=False))
-@click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
-              help="Measure to compute; repeat or separate with commas. Default: " + ", ".join(DEFAULT_MEASURES) + ".")
+@click.option(
+    "-m",
+    "--measure",
+    "measures",
+    multiple=True,
+    metavar="MEASURE",
+    help="Measure to compute; repeat or separate with commas. Default: " + ", ".join(DEFAULT_MEASURES) + ".",
+)
 @click.option("--per-query", is_flag=True, help="Also report the value of every query.")
 @click.option("--name", help="Name of the run in the output (default: the file stem).")
 @semantics_options

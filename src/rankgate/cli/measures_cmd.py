@@ -37,7 +37,12 @@ def measures_command(fmt: str, names: tuple[str, ...]) -> None:
                 "definition": s.definition,
                 "cutoff": s.cutoff,
                 "parameters": [
-                    {"name": p.name, "default": p.default, "doc": p.doc, **({"choices": list(p.choices)} if p.choices else {})}
+                    {
+                        "name": p.name,
+                        "default": p.default,
+                        "doc": p.doc,
+                        **({"choices": list(p.choices)} if p.choices else {}),
+                    }
                     for p in s.params
                 ],
                 "higher_is_better": s.higher_is_better,
@@ -57,7 +62,8 @@ def measures_command(fmt: str, names: tuple[str, ...]) -> None:
             params = "; ".join(f"`{p.name}` (default {p.default}): {p.doc}" for p in s.params) or "-"
             examples = ", ".join(f"`{e}`" for e in s.examples)
             aliases = ", ".join(f"`{a}`" for a in s.aliases) or "-"
-            lines.append(f"| {examples} | {s.definition} | {params} | {s.trec_eval or '-'} | {aliases} |")
+            cells = [examples, s.definition, params, s.trec_eval or "-", aliases]
+            lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
         click.echo("\n".join(lines))
         return
     from rich.console import Console

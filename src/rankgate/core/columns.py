@@ -6,9 +6,9 @@ documents are not (millions, needed only for joins, duplicates and tie-breaks).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Callable
-from typing import Literal
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -18,44 +18,98 @@ DuplicatePolicy = Literal["error", "first", "max"]
 DUPLICATE_POLICIES: tuple[str, ...] = ("error", "first", "max")
 
 
-def as_string_array(values: object) -> pa.StringArray:
-    """Return ``values`` as one contiguous Arrow string array (ids are text, never numbers)."""
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    if not isinstance(values, pa.Array):
-        values = pa.array(values)
+def as_strings(values: Any) -> pa.ChunkedArray:
+    """``values`` as an Arrow string column (chunked; ids are text, never numbers)."""
+    if isinstance(values, pa.Array):
+        values = pa.chunked_array([values])
+    elif not isinstance(values, pa.ChunkedArray):
+        values = pa.chunked_array([pa.array(values)])
     if pa.types.is_dictionary(values.type):
         values = values.cast(values.type.value_type)
-    if pa.types.is_large_string(values.type) or pa.types.is_string_view(values.type):
+    if not pa.types.is_string(values.type):
         values = values.cast(pa.string())
-    elif not pa.types.is_string(values.type):
-        values = values.cast(pa.string())
-    assert isinstance(values, pa.StringArray)
     return values
+
+
+def as_string_array(values: object) -> pa.StringArray:
+    """``values`` as one contiguous Arrow string array (for small columns)."""
+    out = as_strings(values).combine_chunks()
+    assert isinstance(out, pa.StringArray)
+    return out
 
 
 @dataclass(frozen=True)
 class Interned:
     """Dense integer codes for a string column: ``values[codes[i]] == column[i]``."""
 
-    codes: np.ndarray  # int64, one per row
-    values: pa.StringArray  # unique strings, in order of first appearance
+    codes: np.ndarray  # int32 (int64 past 2**31 values), one per row
+    values: pa.StringArray  # unique strings
 
 
-def intern(column: pa.StringArray) -> Interned:
-    encoded = pc.dictionary_encode(column)
-    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+def intern(column: Any) -> Interned:
+    """Intern a column; a dictionary-typed column (as the TREC reader makes) is nearly free."""
+    if not isinstance(column, pa.ChunkedArray | pa.Array):
+        column = as_strings(column)
+    if isinstance(column, pa.Array):
+        column = pa.chunked_array([column])
+    if pa.types.is_dictionary(column.type) and column.num_chunks:
+        unified = column.unify_dictionaries()
+        dictionary = unified.chunk(0).dictionary
+        codes = np.concatenate([_indices(c) for c in unified.chunks]) if len(unified) else np.zeros(0, np.int32)
+        if column.null_count:
+            raise ValueError("null in an id column")
+        return Interned(codes=codes, values=as_string_array(dictionary))
+    encoded = pc.dictionary_encode(as_strings(column)).combine_chunks()
+    codes = encoded.indices.to_numpy(zero_copy_only=False)
     return Interned(codes=codes, values=as_string_array(encoded.dictionary))
 
 
-def string_hashes(column: pa.StringArray) -> np.ndarray:
-    """64-bit hashes of strings, used only to find candidate duplicates (checked exactly)."""
+def _indices(chunk: pa.DictionaryArray) -> np.ndarray:
+    return chunk.indices.to_numpy(zero_copy_only=False)
+
+
+def string_hashes(column: pa.ChunkedArray) -> np.ndarray:
+    """64-bit hashes of strings, used only to find candidate duplicates (checked exactly).
+
+    Hashed a chunk at a time so the copy polars makes stays small.
+    """
     import polars as pl
 
-    return pl.Series(values=column).hash(seed=0x5EED).to_numpy()
+    parts = [pl.Series(values=chunk).hash(seed=0x5EED).to_numpy() for chunk in column.chunks if len(chunk)]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
 
 
-def find_duplicate_pairs(group: np.ndarray, keys: pa.StringArray) -> tuple[np.ndarray, np.ndarray]:
+def first_empty(column: pa.ChunkedArray) -> int:
+    """Row of the first empty or null string, or -1."""
+    start = 0
+    for chunk in column.chunks:
+        if chunk.null_count:
+            return start + int(np.flatnonzero(chunk.is_null().to_numpy(zero_copy_only=False))[0])
+        offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[chunk.offset : chunk.offset + len(chunk) + 1]
+        empty = np.flatnonzero(offsets[1:] == offsets[:-1])
+        if len(empty):
+            return start + int(empty[0])
+        start += len(chunk)
+    return -1
+
+
+def first_with_whitespace(column: pa.ChunkedArray) -> int:
+    """Row of the first string holding a tab, space or line break, or -1 (cheap when none)."""
+    start = 0
+    for chunk in column.chunks:
+        offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[chunk.offset : chunk.offset + len(chunk) + 1]
+        data = chunk.buffers()[2]
+        if data is not None and len(chunk):
+            raw = np.frombuffer(data, dtype=np.uint8)[offsets[0] : offsets[-1]]
+            hits = np.flatnonzero((raw == 9) | (raw == 32) | (raw == 10) | (raw == 13))
+            if len(hits):
+                pos = hits[0] + offsets[0]
+                return start + int(np.searchsorted(offsets, pos, side="right") - 1)
+        start += len(chunk)
+    return -1
+
+
+def find_duplicate_pairs(group: np.ndarray, keys: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
     """Repeated (group, key) pairs: ``(later_rows, first_rows)``, both in row order.
 
     ``later_rows[i]`` repeats the pair first seen at ``first_rows[i]``. Hash collisions
@@ -65,13 +119,12 @@ def find_duplicate_pairs(group: np.ndarray, keys: pa.StringArray) -> tuple[np.nd
     if len(group) < 2:
         return empty, empty
     mixed = string_hashes(keys) ^ (group.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
-    order = np.argsort(mixed)
-    sorted_hash = mixed[order]
-    same = sorted_hash[1:] == sorted_hash[:-1]
-    if not same.any():
+    ordered = np.sort(mixed)  # a plain sort is far faster than argsort here
+    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+    if len(repeated) == 0:
         return empty, empty
-    # Candidates: every row in a run of equal hashes. Check them exactly, in Python: rare.
-    cand = np.unique(np.concatenate([order[1:][same], order[:-1][same]]))
+    # Candidates: every row whose hash repeats. Check them exactly, in Python: rare.
+    cand = np.flatnonzero(np.isin(mixed, repeated))
     cand_keys = keys.take(pa.array(cand)).to_pylist()
     first_seen: dict[tuple[int, str], int] = {}
     later: list[int] = []
@@ -88,7 +141,7 @@ def find_duplicate_pairs(group: np.ndarray, keys: pa.StringArray) -> tuple[np.nd
 
 def duplicate_keep_mask(
     group: np.ndarray,
-    keys: pa.StringArray,
+    keys: pa.ChunkedArray,
     values: np.ndarray,
     policy: str,
     describe: Callable[[int, int], Exception],
@@ -107,18 +160,14 @@ def duplicate_keep_mask(
     if policy == "first":
         keep[later] = False
         return keep
-    # "max": per first row, the best of its copies.
+    # "max": per pair, the copy with the largest value (earliest among equals).
     best: dict[int, int] = {}
     for row, head in zip(later.tolist(), first.tolist(), strict=True):
         cur = best.get(head, head)
-        if values[row] > values[cur]:
-            cur = row
-        best[head] = cur
-    for head, winner in best.items():
-        keep[head] = False
-        keep[winner] = True
+        best[head] = row if values[row] > values[cur] else cur
     keep[later] = False
-    for winner in best.values():
+    for head, winner in best.items():
+        keep[head] = winner == head
         keep[winner] = True
     return keep
 
@@ -138,7 +187,7 @@ def positions_in_group(offsets: np.ndarray) -> np.ndarray:
     return np.arange(n, dtype=np.int64) - np.repeat(offsets[:-1], counts)
 
 
-def byte_order_rank(values: pa.StringArray) -> np.ndarray:
+def byte_order_rank(values: pa.StringArray | pa.ChunkedArray) -> np.ndarray:
     """Rank of each string in byte-wise (memcmp) order; equal strings share a rank."""
     order = pc.sort_indices(values).to_numpy()
     ranks = np.empty(len(values), dtype=np.int64)

@@ -11,6 +11,7 @@ import pyarrow as pa
 from rankgate.core.columns import (
     DUPLICATE_POLICIES,
     as_string_array,
+    as_strings,
     byte_order_rank,
     duplicate_keep_mask,
     group_offsets,
@@ -44,8 +45,8 @@ class Qrels:
             raise ValueError(
                 f"The 'duplicates' parameter must be one of {DUPLICATE_POLICIES}. Got {duplicates!r} instead."
             )
-        qcol = as_string_array(query_ids)
-        dcol = as_string_array(doc_ids)
+        qcol = as_strings(query_ids)
+        dcol = as_strings(doc_ids)
         raw = np.asarray(grades)
         locate = locate or _default_locator(source or "<qrels>")
         if not (len(qcol) == len(dcol) == len(raw)):
@@ -55,32 +56,30 @@ class Qrels:
             )
         grade = _integer_grades(raw, locate)
         self.source = source
-        _check_ids(qcol, "query id", locate)
-        _check_ids(dcol, "doc id", locate)
-
         interned = intern(qcol)
+        _check_ids(interned, dcol, locate)
         rank = byte_order_rank(interned.values)
-        codes = rank[interned.codes]
+        codes = rank.astype(np.int64)[interned.codes]
         self.query_ids: pa.StringArray = as_string_array(interned.values.take(pa.array(np.argsort(rank))))
 
         def describe(later: int, first: int) -> InputError:
             return InputError(
                 f"{locate(later)}: duplicate judgment of document {dcol[later].as_py()!r} for query "
-                f"{qcol[later].as_py()!r} (first at {locate(first)}); "
+                f"{self.query_ids[int(codes[later])].as_py()!r} (first at {locate(first)}); "
                 "pass duplicates='first' or 'max' (CLI: --duplicates) to keep one"
             )
 
         keep = duplicate_keep_mask(codes, dcol, grade, duplicates, describe)
         if keep is not None:
             idx = np.flatnonzero(keep)
-            codes, grade, dcol = codes[idx], grade[idx], as_string_array(dcol.take(pa.array(idx)))
+            codes, grade, dcol = codes[idx], grade[idx], dcol.take(pa.array(idx))
         order = np.argsort(codes, kind="stable")
         if len(order) and not (np.diff(codes) >= 0).all():
             codes, grade = codes[order], grade[order]
-            dcol = as_string_array(dcol.take(pa.array(order)))
+            dcol = dcol.take(pa.array(order))
         self.offsets: np.ndarray = group_offsets(codes, len(self.query_ids))
         self.query_codes: np.ndarray = codes
-        self.doc_ids: pa.StringArray = dcol
+        self.doc_ids: pa.ChunkedArray = dcol
         self.grades: np.ndarray = grade
 
     @classmethod
@@ -155,7 +154,7 @@ def _integer_grades(raw: np.ndarray, locate: RowLocator) -> np.ndarray:
         ok = np.isfinite(raw) & (raw == np.round(raw))
         if not ok.all():
             row = int(np.flatnonzero(~ok)[0])
-            raise InputError(f"{locate(row)}: grade must be a whole number (got {raw[row]!r})")
+            raise InputError(f"{locate(row)}: grade must be a whole number (got {raw[row].item()!r})")
         return raw.astype(np.int64)
     for i, value in enumerate(raw.tolist()):
         try:

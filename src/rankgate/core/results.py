@@ -57,7 +57,10 @@ class Results:
     @property
     def per_query(self) -> dict[str, dict[str, float]]:
         names = self.names
-        return {qid: dict(zip(names, row.tolist(), strict=True)) for qid, row in zip(self.query_ids, self.values, strict=True)}
+        return {
+            qid: dict(zip(names, row.tolist(), strict=True))
+            for qid, row in zip(self.query_ids, self.values, strict=True)
+        }
 
     def column(self, measure: str | Measure) -> np.ndarray:
         """Per-query values of one measure, in ``query_ids`` order."""

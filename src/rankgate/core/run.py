@@ -12,9 +12,12 @@ import pyarrow.compute as pc
 
 from rankgate.core.columns import (
     DUPLICATE_POLICIES,
+    Interned,
     as_string_array,
+    as_strings,
     byte_order_rank,
     duplicate_keep_mask,
+    first_empty,
     group_offsets,
     intern,
 )
@@ -57,8 +60,8 @@ class Run:
             raise ValueError(
                 f"The 'duplicates' parameter must be one of {DUPLICATE_POLICIES}. Got {duplicates!r} instead."
             )
-        qcol = as_string_array(query_ids)
-        dcol = as_string_array(doc_ids)
+        qcol = query_ids if _is_dictionary(query_ids) else as_strings(query_ids)
+        dcol = as_strings(doc_ids)
         score = np.ascontiguousarray(np.asarray(scores, dtype=np.float64))
         if not (len(qcol) == len(dcol) == len(score)):
             raise InputError(
@@ -68,40 +71,39 @@ class Run:
         locate = locate or _default_locator(source)
         self.name = name
         self.source = source
-        _check_ids(qcol, "query id", locate)
-        _check_ids(dcol, "doc id", locate)
+        interned = intern(qcol)
+        _check_ids(interned, dcol, locate)
         finite = np.isfinite(score)
         if not finite.all():
             row = int(np.flatnonzero(~finite)[0])
             raise InputError(
-                f"{locate(row)}: score is not a finite number ({score[row]!r}); "
+                f"{locate(row)}: score is not a finite number ({score[row].item()!r}); "
                 "NaN and infinite scores have no rank order"
             )
 
-        interned = intern(qcol)
         rank = byte_order_rank(interned.values)  # a permutation: values are unique
-        codes = rank[interned.codes]
+        codes = rank.astype(interned.codes.dtype)[interned.codes]
         self.query_ids: pa.StringArray = as_string_array(interned.values.take(pa.array(np.argsort(rank))))
 
         def describe(later: int, first: int) -> InputError:
             return InputError(
                 f"{locate(later)}: duplicate document {dcol[later].as_py()!r} for query "
-                f"{qcol[later].as_py()!r} (first at {locate(first)}); "
+                f"{self.query_ids[int(codes[later])].as_py()!r} (first at {locate(first)}); "
                 "pass duplicates='first' or 'max' (CLI: --duplicates) to keep one copy"
             )
 
         keep = duplicate_keep_mask(codes, dcol, score, duplicates, describe)
         if keep is not None:
             idx = np.flatnonzero(keep)
-            codes, score, dcol = codes[idx], score[idx], as_string_array(dcol.take(pa.array(idx)))
+            codes, score, dcol = codes[idx], score[idx], dcol.take(pa.array(idx))
 
         order = _score_order(codes, score)
         if order is not None:
             codes, score = codes[order], score[order]
-            dcol = as_string_array(dcol.take(pa.array(order)))
+            dcol = dcol.take(pa.array(order))
         self.offsets: np.ndarray = group_offsets(codes, len(self.query_ids))
         self.query_codes: np.ndarray = codes
-        self.doc_ids: pa.StringArray = dcol
+        self.doc_ids: pa.ChunkedArray = dcol
         self.scores: np.ndarray = score
         self._tie_orders: dict[str, np.ndarray] = {}
 
@@ -124,11 +126,15 @@ class Run:
                 items = [(d, float(len(docs) - i)) for i, d in enumerate(docs)]
             else:
                 raise InputError(
-                    f"query {qid!r}: expected {{doc_id: score}} or a ranked list of doc ids", source=source, text=repr(docs)
+                    f"query {qid!r}: expected {{doc_id: score}} or a ranked list of doc ids",
+                    source=source,
+                    text=repr(docs),
                 )
             for did, score in items:
                 if isinstance(score, bool) or not isinstance(score, int | float | np.number):
-                    raise InputError(f"query {qid!r}, document {did!r}: score must be a number", source=source, text=repr(score))
+                    raise InputError(
+                        f"query {qid!r}, document {did!r}: score must be a number", source=source, text=repr(score)
+                    )
                 qs.append(str(qid))
                 ds.append(str(did))
                 ss.append(float(score))
@@ -182,7 +188,7 @@ class Run:
         starts = np.ones(len(rows), dtype=bool)
         starts[1:] = ~tied[rows[1:] - 1]
         group = np.cumsum(starts)
-        doc_rank = byte_order_rank(as_string_array(self.doc_ids.take(pa.array(rows))))
+        doc_rank = byte_order_rank(self.doc_ids.take(pa.array(rows)))
         within = np.lexsort((-doc_rank, group))  # trec_eval: doc id descending
         order[rows] = rows[within]
         return order
@@ -219,14 +225,19 @@ def mapping_locator(source: str, qids: list[str], docids: list[str]) -> RowLocat
     return lambda row: f"{source} (query {qids[row]!r}, document {docids[row]!r})"
 
 
-def _check_ids(col: pa.StringArray, what: str, locate: RowLocator) -> None:
-    if col.null_count:
-        row = int(np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))[0])
-        raise InputError(f"{locate(row)}: missing {what}")
-    empty = pc.equal(pc.utf8_length(col), 0)
-    if pc.any(empty).as_py():
-        row = int(np.flatnonzero(empty.to_numpy(zero_copy_only=False))[0])
-        raise InputError(f"{locate(row)}: empty {what}")
+def _is_dictionary(values: object) -> bool:
+    return isinstance(values, pa.Array | pa.ChunkedArray) and pa.types.is_dictionary(values.type)
+
+
+def _check_ids(queries: Interned, docs: pa.ChunkedArray, locate: RowLocator) -> None:
+    """Ids must be non-empty: an empty one means a field went missing."""
+    empty_query = first_empty(pa.chunked_array([queries.values]))
+    if empty_query >= 0:
+        row = int(np.flatnonzero(queries.codes == empty_query)[0])
+        raise InputError(f"{locate(row)}: empty query id")
+    row = first_empty(docs)
+    if row >= 0:
+        raise InputError(f"{locate(row)}: empty doc id")
 
 
 def _score_order(codes: np.ndarray, scores: np.ndarray) -> np.ndarray | None:

@@ -11,7 +11,7 @@ from rankgate.core.qrels import Qrels
 from rankgate.core.run import Run
 from rankgate.errors import InputError
 from rankgate.io import tables, trec
-from rankgate.io.source import FORMATS, atomic_writer, detect_format, read_bytes, stem
+from rankgate.io.source import FORMATS, atomic_writer, detect_format, open_stream, read_bytes, sniff_codec, stem
 
 Locate = Callable[[int], str]
 
@@ -28,12 +28,21 @@ def read_run(
     Compressed files (gzip, bz2, xz, zstd) are read by content. The run is named by the file stem.
     """
     source = str(path)
-    data, fmt = _load(path, format)
+    fmt = _format(path, format)
     run_name = name or stem(path)
     if fmt == "trec":
-        parsed = trec.parse(data, trec.RUN_LAYOUT, source)
+        parsed = trec.read(source, trec.RUN_LAYOUT, source)
         t = parsed.table
-        return Run(t["qid"], t["docid"], t["score"].to_numpy(), name=run_name, source=source, duplicates=duplicates, locate=parsed.locate)
+        return Run(
+            t["qid"],
+            t["docid"],
+            t["score"].to_numpy(),
+            name=run_name,
+            source=source,
+            duplicates=duplicates,
+            locate=parsed.locate,
+        )
+    data = read_bytes(path)
     if fmt == "json":
         mapping = tables.read_json_mapping(data, source)
         return Run.from_dict(mapping, source=source, name=run_name, duplicates=duplicates)
@@ -51,11 +60,14 @@ def read_qrels(
     ``{qid: [docid, ...]}`` (binary), JSONL/CSV/TSV/Parquet (e.g. BEIR ``query-id corpus-id score``).
     """
     source = str(path)
-    data, fmt = _load(path, format)
+    fmt = _format(path, format)
     if fmt == "trec":
-        parsed = trec.parse(data, trec.QRELS_LAYOUT, source)
+        parsed = trec.read(source, trec.QRELS_LAYOUT, source)
         t = parsed.table
-        return Qrels(t["qid"], t["docid"], t["grade"].to_numpy(), source=source, duplicates=duplicates, locate=parsed.locate)
+        return Qrels(
+            t["qid"], t["docid"], t["grade"].to_numpy(), source=source, duplicates=duplicates, locate=parsed.locate
+        )
+    data = read_bytes(path)
     if fmt == "json":
         mapping = tables.read_json_mapping(data, source)
         return Qrels.from_dict(mapping, source=source, duplicates=duplicates)
@@ -63,17 +75,32 @@ def read_qrels(
     return qrels_from_table(table, source=source, duplicates=duplicates, locate=locate)
 
 
-def _load(path: str | os.PathLike[str], format: str | None) -> tuple[bytes, str]:
-    if format is not None and format not in FORMATS:
-        raise InputError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}", source=str(path))
-    data = read_bytes(path)
-    return data, format or detect_format(path, data)
+def _format(path: str | os.PathLike[str], format: str | None) -> str:
+    if format is not None:
+        if format not in FORMATS:
+            raise InputError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}", source=str(path))
+        return format
+    return detect_format(path, _head(path))
+
+
+def _head(path: str | os.PathLike[str], size: int = 65536) -> bytes:
+    """The first (decompressed) bytes of a file, for format sniffing."""
+    stream = open_stream(path, sniff_codec(path))
+    if isinstance(stream, str):
+        with open(stream, "rb") as f:
+            return f.read(size)
+    try:
+        return bytes(stream.read(size))  # type: ignore[attr-defined]
+    except (OSError, EOFError, pa.ArrowException) as e:
+        raise InputError(f"cannot decompress file ({e})", source=str(path)) from None
+    finally:
+        stream.close()  # type: ignore[attr-defined]
 
 
 def _table(data: bytes, fmt: str, source: str) -> tuple[pa.Table, Locate]:
     if fmt in ("csv", "tsv"):
         table = tables.read_delimited(data, "," if fmt == "csv" else "\t", source)
-        return table, tables.header_locator(source, 2)
+        return table, tables.row_locator(data, source)
     if fmt == "parquet":
         return tables.read_parquet(data, source), lambda row: f"{source} row {row + 1}"
     if fmt == "jsonl":
@@ -83,7 +110,9 @@ def _table(data: bytes, fmt: str, source: str) -> tuple[pa.Table, Locate]:
     raise InputError(f"unknown format {fmt!r}", source=source)
 
 
-def run_from_table(table: pa.Table, *, source: str, name: str | None = None, duplicates: str = "error", locate: Locate | None = None) -> Run:
+def run_from_table(
+    table: pa.Table, *, source: str, name: str | None = None, duplicates: str = "error", locate: Locate | None = None
+) -> Run:
     locate = locate or (lambda row: f"{source} row {row + 1}")
     q = tables.pick_column(table, tables.QUERY_COLUMNS, "query id", source)
     d = tables.pick_column(table, tables.DOC_COLUMNS, "document id", source)

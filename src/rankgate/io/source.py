@@ -38,11 +38,10 @@ _EXTENSIONS = {
 BOM = b"\xef\xbb\xbf"
 
 
-def read_bytes(path: str | os.PathLike[str]) -> bytes:
-    """The file's bytes, decompressed when its content is gzip, bz2, xz or zstd."""
-    p = Path(path)
+def sniff_codec(path: str | os.PathLike[str]) -> str | None:
+    """Compression of the file from its first bytes (gzip, bz2, xz, zstd), or None."""
     try:
-        with p.open("rb") as f:
+        with Path(path).open("rb") as f:
             head = f.read(8)
     except FileNotFoundError:
         raise InputError("file not found", source=str(path)) from None
@@ -50,15 +49,31 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
         raise InputError("is a directory, not a file", source=str(path)) from None
     except OSError as e:
         raise InputError(f"cannot read file ({e.strerror})", source=str(path)) from None
-    codec = next((name for magic, name in _MAGIC if head.startswith(magic)), None)
+    return next((name for magic, name in _MAGIC if head.startswith(magic)), None)
+
+
+def open_stream(path: str | os.PathLike[str], codec: str | None) -> object:
+    """Something Arrow's readers take: the path itself, or a decompressing stream."""
+    if codec is None:
+        return str(path)
+    if codec == "xz":
+        import lzma
+
+        return lzma.open(path, "rb")
+    return pa.input_stream(str(path), compression=codec)
+
+
+def read_bytes(path: str | os.PathLike[str]) -> bytes:
+    """The file's bytes, decompressed when its content is gzip, bz2, xz or zstd."""
+    codec = sniff_codec(path)
     try:
         if codec is None:
-            return p.read_bytes()
+            return Path(path).read_bytes()
         if codec == "xz":
             import lzma
 
-            return lzma.decompress(p.read_bytes())
-        with pa.input_stream(str(p), compression=codec) as stream:
+            return lzma.decompress(Path(path).read_bytes())
+        with pa.input_stream(str(path), compression=codec) as stream:
             return bytes(stream.read())
     except (OSError, EOFError, pa.ArrowException) as e:
         raise InputError(f"cannot decompress {codec} file ({e})", source=str(path)) from None
@@ -75,7 +90,7 @@ def stem(path: str | os.PathLike[str]) -> str:
 
 
 def detect_format(path: str | os.PathLike[str], data: bytes | None) -> str:
-    """Format from the extension (compression suffix ignored), else from the content."""
+    """Format from the extension (compression suffix ignored), else from the first bytes."""
     name = Path(path).name.lower()
     base, ext = os.path.splitext(name)
     if ext in COMPRESSED_SUFFIXES:
@@ -88,6 +103,7 @@ def detect_format(path: str | os.PathLike[str], data: bytes | None) -> str:
 
 
 def sniff_format(data: bytes) -> str:
+    data = data[:65536]
     if data.startswith(b"PAR1"):
         return "parquet"
     text = data[len(BOM) :] if data.startswith(BOM) else data
@@ -95,13 +111,12 @@ def sniff_format(data: bytes) -> str:
     if stripped.startswith(b"{") or stripped.startswith(b"["):
         first_line = stripped.split(b"\n", 1)[0].strip()
         return "jsonl" if first_line.endswith(b"}") and b"\n{" in stripped.replace(b"\r\n", b"\n") else "json"
-    first = stripped.split(b"\n", 1)[0].lower()
-    header_words = (b"query", b"qid", b"query-id", b"query_id", b"topic")
-    if any(first.startswith(w) for w in header_words) and not first[:1].isdigit():
-        if b"\t" in first:
-            return "tsv"
-        if b"," in first:
-            return "csv"
+    first = stripped.split(b"\n", 1)[0].rstrip(b"\r").lower()
+    # A header's first field is a column name; a TREC line's is a query id such as "query1".
+    header_words = (b"query", b"qid", b"query-id", b"query_id", b"queryid", b"topic", b"topic_id", b"q_id")
+    for delimiter, fmt in ((b"\t", "tsv"), (b",", "csv")):
+        if delimiter in first and first.split(delimiter, 1)[0].strip().strip(b'"') in header_words:
+            return fmt
     return "trec"
 
 

@@ -8,6 +8,7 @@ All of them become an Arrow table whose columns are found by name: a query colum
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 from collections.abc import Callable
@@ -15,13 +16,25 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from rankgate.errors import InputError
 from rankgate.io.source import BOM
 
 QUERY_COLUMNS = ("qid", "query_id", "query-id", "queryid", "query", "topic", "topic_id", "q_id")
-DOC_COLUMNS = ("docid", "doc_id", "doc-id", "corpus-id", "corpus_id", "docno", "doc", "pid", "passage_id", "document_id")
+DOC_COLUMNS = (
+    "docid",
+    "doc_id",
+    "doc-id",
+    "corpus-id",
+    "corpus_id",
+    "docno",
+    "doc",
+    "pid",
+    "passage_id",
+    "document_id",
+)
 SCORE_COLUMNS = ("score", "sim", "similarity", "rank_score")
 GRADE_COLUMNS = ("grade", "relevance", "rel", "label", "judgment", "judgement", "score", "qrel")
 
@@ -37,39 +50,64 @@ def pick_column(table: pa.Table, options: tuple[str, ...], what: str, source: st
     )
 
 
-def header_locator(source: str, offset: int) -> Callable[[int], str]:
-    return lambda row: f"{source}:{row + offset}"
+def row_locator(data: bytes, source: str) -> Callable[[int], str]:
+    """Map a data row (0-based, after the header) to ``source:line``; blank lines make the two differ."""
+    cache: list[int] = []
+
+    def locate(row: int) -> str:
+        if not cache:
+            cache.extend(_content_lines(data)[1:])
+        return f"{source}:{cache[row]}" if 0 <= row < len(cache) else f"{source} row {row + 1}"
+
+    return locate
+
+
+def _content_lines(data: bytes) -> list[int]:
+    """1-based numbers of the lines that Arrow reads (it skips empty ones)."""
+    return [number for number, raw in enumerate(data.split(b"\n"), start=1) if raw.rstrip(b"\r")]
+
+
+def _split(text: str, delimiter: str) -> list[str]:
+    return next(csv.reader([text], delimiter=delimiter))
 
 
 def read_delimited(data: bytes, delimiter: str, source: str) -> pa.Table:
-    """CSV/TSV with a header line; every column read as text (typed later)."""
+    """CSV/TSV with a header line; every column read as text (typed later), ids trimmed."""
     if data.startswith(BOM):
         data = data[len(BOM) :]
     if not data.strip():
         raise InputError("file is empty: expected a header line and rows", source=source)
-    header = data.split(b"\n", 1)[0].rstrip(b"\r").decode("utf-8", "replace").split(delimiter)
+    first = next(raw for raw in data.split(b"\n") if raw.rstrip(b"\r"))
+    header = _split(first.rstrip(b"\r").decode("utf-8", "replace"), delimiter)
     try:
-        return pacsv.read_csv(
+        table = pacsv.read_csv(
             pa.BufferReader(data),
             parse_options=pacsv.ParseOptions(delimiter=delimiter, ignore_empty_lines=True),
             convert_options=pacsv.ConvertOptions(
-                column_types={h.strip(): pa.string() for h in header}, strings_can_be_null=False, null_values=[]
+                column_types={h: pa.string() for h in header}, strings_can_be_null=False, null_values=[]
             ),
         )
     except (pa.ArrowInvalid, UnicodeDecodeError) as e:
         _diagnose_delimited(data, delimiter, len(header), source)
         raise InputError(f"cannot parse file ({e})", source=source) from None
+    # "q1, 001, 2" means the ids "q1" and "001".
+    columns = [pc.utf8_trim_whitespace(c) if pa.types.is_string(c.type) else c for c in table.columns]
+    return pa.Table.from_arrays(columns, names=table.column_names)
 
 
 def _diagnose_delimited(data: bytes, delimiter: str, width: int, source: str) -> None:
     for number, raw in enumerate(data.split(b"\n"), start=1):
         line = raw.rstrip(b"\r")
-        if not line.strip():
+        if not line:
             continue
-        text = line.decode("utf-8", "replace")
-        if len(text.split(delimiter)) != width:
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError("line is not valid UTF-8", source=source, line=number, text=repr(line)[2:-1]) from None
+        found = len(_split(text, delimiter))
+        if found != width:
             raise InputError(
-                f"expected {width} fields like the header, found {len(text.split(delimiter))}",
+                f"expected {width} fields like the header, found {found}",
                 source=source,
                 line=number,
                 text=text,
@@ -88,13 +126,17 @@ def numbers(column: pa.ChunkedArray | pa.Array, what: str, locate: Callable[[int
     try:
         return column.cast(pa.float64()).to_numpy(zero_copy_only=False)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        values = column.to_pylist()
-        for row, v in enumerate(values):
-            try:
-                float(v)
-            except (TypeError, ValueError):
-                raise InputError(f"{locate(row)}: {what} {v!r} is not a number") from None
-        raise
+        pass
+    # Slow path: Python reads " 2.5" (Arrow does not); an entry that is not a number names its row.
+    out = np.empty(len(column), dtype=np.float64)
+    for row, v in enumerate(column.to_pylist()):
+        try:
+            if isinstance(v, str) and "_" in v:  # "1_000" is Python syntax, not data
+                raise ValueError(v)
+            out[row] = float(v)
+        except (TypeError, ValueError):
+            raise InputError(f"{locate(row)}: {what} {v!r} is not a number") from None
+    return out
 
 
 def read_parquet(data: bytes, source: str) -> pa.Table:
@@ -110,8 +152,9 @@ def read_json_mapping(data: bytes, source: str) -> dict[str, Any]:
     """A JSON object ``{qid: {docid: value}}`` or ``{qid: [docid, ...]}``."""
     try:
         obj = json.loads(data.decode("utf-8-sig"))
-    except UnicodeDecodeError:
-        raise InputError("file is not valid UTF-8", source=source) from None
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise InputError("file is not valid UTF-8", source=source, line=line) from None
     except json.JSONDecodeError as e:
         raise InputError(f"invalid JSON: {e.msg}", source=source, line=e.lineno) from None
     if not isinstance(obj, dict):
@@ -138,7 +181,9 @@ def read_jsonl(data: bytes, source: str) -> pa.Table:
             obj = json.loads(line)
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             msg = e.msg if isinstance(e, json.JSONDecodeError) else "not valid UTF-8"
-            raise InputError(f"invalid JSON: {msg}", source=source, line=number, text=line.decode("utf-8", "replace")) from None
+            raise InputError(
+                f"invalid JSON: {msg}", source=source, line=number, text=line.decode("utf-8", "replace")
+            ) from None
         if not isinstance(obj, dict):
             raise InputError("expected a JSON object on each line", source=source, line=number, text=line.decode())
         obj["__line__"] = number

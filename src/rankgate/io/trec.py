@@ -16,11 +16,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
+from rankgate.core.columns import first_with_whitespace
 from rankgate.errors import InputError
-from rankgate.io.source import BOM
+from rankgate.io.source import BOM, open_stream, read_bytes, sniff_codec
 
 _IRREGULAR_WS = re.compile(rb"[ \t]+")
+_FIELD_SEP = re.compile(r"[ \t]+")
 _EDGE_WS = re.compile(rb"(?m)^ | (?=\r?$)")
+_MAX_GRADE = 2**53  # grades are read as float64; beyond this they are not exact
 
 
 @dataclass(frozen=True)
@@ -38,17 +41,20 @@ class Layout:
         return len(self.names)
 
 
+# Query ids are read dictionary-encoded: interning them then costs nothing.
+_QID = pa.dictionary(pa.int32(), pa.string())
+
 RUN_LAYOUT = Layout(
     "run",
     ("qid", "q0", "docid", "rank", "score", "tag"),
-    (pa.string(), pa.string(), pa.string(), pa.string(), pa.float64(), pa.string()),
+    (_QID, pa.string(), pa.string(), pa.string(), pa.float64(), pa.string()),
     ("qid", "docid", "score"),
     "'qid Q0 docid rank score tag'",
 )
 QRELS_LAYOUT = Layout(
     "qrels",
     ("qid", "iter", "docid", "grade"),
-    (pa.string(), pa.string(), pa.string(), pa.int64()),
+    (_QID, pa.string(), pa.string(), pa.float64()),  # "1.0" is a whole number too
     ("qid", "docid", "grade"),
     "'qid iteration docid grade'",
 )
@@ -60,8 +66,48 @@ class Parsed:
     locate: Callable[[int], str]
 
 
+def read(path: str, layout: Layout, source: str) -> Parsed:
+    """Parse a TREC file straight from disk (decompressing as it reads); errors name ``source:line``.
+
+    Arrow reads the file in parallel blocks without holding its text. Malformed lines fail
+    the parse or leave an empty field; either way the slow path below takes over. A line
+    whose extra spaces only emptied an unused field (Q0, rank, tag) parses to the right values.
+    """
+    codec = sniff_codec(path)
+    try:
+        table = _read_csv(open_stream(path, codec), layout)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
+        table = None
+    if table is None or _suspicious(table) or _bad_values(table, layout):
+        return parse(read_bytes(path), layout, source)
+    return Parsed(table=table, locate=_locator(lambda: read_bytes(path), source))
+
+
+def _suspicious(table: pa.Table) -> bool:
+    """Whitespace inside an id means tabs or odd spacing merged two fields."""
+    qids = table["qid"]
+    if pa.types.is_dictionary(qids.type):
+        qids = pa.chunked_array([c.dictionary for c in qids.chunks], type=qids.type.value_type)
+    return first_with_whitespace(qids) >= 0 or first_with_whitespace(table["docid"]) >= 0
+
+
+def _read_csv(source: object, layout: Layout) -> pa.Table:
+    return pacsv.read_csv(
+        source,
+        read_options=pacsv.ReadOptions(column_names=list(layout.names), block_size=1 << 24),
+        parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False, ignore_empty_lines=True),
+        convert_options=pacsv.ConvertOptions(
+            column_types=dict(zip(layout.names, layout.types, strict=True)),
+            include_columns=list(layout.keep),
+            strings_can_be_null=False,
+            quoted_strings_can_be_null=False,
+            null_values=[],
+        ),
+    )
+
+
 def parse(data: bytes, layout: Layout, source: str) -> Parsed:
-    """Parse TREC text; every error names ``source:line``."""
+    """Parse TREC text held in memory, normalizing whitespace; errors name ``source:line``."""
     if data.startswith(BOM):
         data = data[len(BOM) :]
     if not data.strip():
@@ -70,22 +116,21 @@ def parse(data: bytes, layout: Layout, source: str) -> Parsed:
     if b"\t" in data or b"  " in data or data[:1] == b" " or b"\n " in data or b" \n" in data or b" \r" in data:
         clean = _EDGE_WS.sub(b"", _IRREGULAR_WS.sub(b" ", data))
     try:
-        table = pacsv.read_csv(
-            pa.BufferReader(clean),
-            read_options=pacsv.ReadOptions(column_names=list(layout.names), block_size=1 << 24),
-            parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False, ignore_empty_lines=True),
-            convert_options=pacsv.ConvertOptions(
-                column_types=dict(zip(layout.names, layout.types, strict=True)),
-                include_columns=list(layout.keep),
-                strings_can_be_null=False,
-                quoted_strings_can_be_null=False,
-                null_values=[],
-            ),
-        )
+        table = _read_csv(pa.BufferReader(clean), layout)
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError) as e:
         diagnose(data, layout, source)
         raise InputError(f"cannot parse {layout.kind} file ({e})", source=source) from None
-    return Parsed(table=table, locate=_locator(data, source))
+    if _bad_values(table, layout):
+        diagnose(data, layout, source)
+    return Parsed(table=table, locate=_locator(lambda: data, source))
+
+
+def _bad_values(table: pa.Table, layout: Layout) -> bool:
+    """A score that is not finite or a grade that is not a whole number (`diagnose` names its line)."""
+    if layout.kind == "run":
+        return not np.isfinite(table["score"].to_numpy()).all()
+    grades = table["grade"].to_numpy()
+    return not (np.isfinite(grades) & (grades == np.round(grades)) & (np.abs(grades) <= _MAX_GRADE)).all()
 
 
 def diagnose(data: bytes, layout: Layout, source: str) -> None:
@@ -98,7 +143,7 @@ def diagnose(data: bytes, layout: Layout, source: str) -> None:
             text = line.decode("utf-8")
         except UnicodeDecodeError:
             raise InputError("line is not valid UTF-8", source=source, line=number, text=repr(line)[2:-1]) from None
-        fields = text.split()
+        fields = [f for f in _FIELD_SEP.split(text) if f]  # as Arrow splits: not on U+00A0 etc.
         if not fields:
             continue
         if len(fields) != layout.width:
@@ -121,7 +166,7 @@ def diagnose(data: bytes, layout: Layout, source: str) -> None:
 
 def _check_score(value: str, source: str, number: int, text: str) -> None:
     try:
-        score = float(value)
+        score = _float(value)
     except ValueError:
         raise InputError(f"score {value!r} is not a number", source=source, line=number, text=text) from None
     if not np.isfinite(score):
@@ -130,20 +175,29 @@ def _check_score(value: str, source: str, number: int, text: str) -> None:
 
 def _check_grade(value: str, source: str, number: int, text: str) -> None:
     try:
-        int(value)
+        grade = _float(value)
     except ValueError:
-        raise InputError(
-            f"grade {value!r} is not a whole number", source=source, line=number, text=text
-        ) from None
+        grade = float("nan")
+    if not np.isfinite(grade) or grade != round(grade):
+        raise InputError(f"grade {value!r} is not a whole number", source=source, line=number, text=text)
+    if abs(grade) > _MAX_GRADE:
+        raise InputError(f"grade {value!r} is too large", source=source, line=number, text=text)
 
 
-def _locator(data: bytes, source: str) -> Callable[[int], str]:
-    """Map a parsed row to ``source:line``; blank lines make the two differ."""
+def _float(value: str) -> float:
+    """``float(value)`` without the Python-only spellings Arrow rejects (``1_000``)."""
+    if "_" in value:
+        raise ValueError(value)
+    return float(value)
+
+
+def _locator(load: Callable[[], bytes], source: str) -> Callable[[int], str]:
+    """Map a parsed row to ``source:line`` (blank lines make the two differ); reads lazily."""
     cache: list[int] = []
 
     def locate(row: int) -> str:
         if not cache:
-            cache.extend(i for i, raw in enumerate(data.split(b"\n"), start=1) if raw.strip())
+            cache.extend(i for i, raw in enumerate(load().split(b"\n"), start=1) if raw.strip())
         return f"{source}:{cache[row]}" if 0 <= row < len(cache) else f"{source} row {row + 1}"
 
     return locate

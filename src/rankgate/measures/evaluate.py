@@ -113,7 +113,7 @@ def evaluate(
         for j, m in enumerate(wanted):
             values[lo:hi, j] = KERNELS[m.name](block, m)
 
-    warnings = _warnings(r, plan, wanted, unjudged)
+    warnings = _warnings(r, plan, wanted, unjudged, queries=queries, empty=empty)
     settings = {
         "queries": queries,
         "ties": ties,
@@ -293,22 +293,28 @@ class _UnjudgedTally:
         return self.unjudged / self.shown if self.shown else 0.0
 
 
-def _warnings(r: Run, plan: _QueryPlan, measures: Sequence[Measure], unjudged: _UnjudgedTally) -> list[str]:
+def _warnings(
+    r: Run, plan: _QueryPlan, measures: Sequence[Measure], unjudged: _UnjudgedTally, *, queries: str, empty: str
+) -> list[str]:
     out: list[str] = []
     if plan.counts["missing_from_run"]:
         eg = ", ".join(repr(x) for x in plan.missing_ids)
-        out.append(
-            f"{plan.counts['missing_from_run']} qrels queries are not in the run (e.g. {eg}); "
+        consequence = (
             "they score 0 unless you pass --queries intersection"
+            if queries == "qrels"
+            else "they are left out of the averages"
         )
+        out.append(f"{plan.counts['missing_from_run']} qrels queries are not in the run (e.g. {eg}); {consequence}")
     if plan.counts["run_only"]:
         eg = ", ".join(repr(x) for x in plan.run_only_ids)
         out.append(f"{plan.counts['run_only']} run queries have no judgments (e.g. {eg}) and are ignored")
     if plan.counts["no_relevant"]:
-        out.append(
-            f"{plan.counts['no_relevant']} queries have no relevant judgment; they score 0 on most measures "
-            "(pass --empty skip to leave them out)"
+        consequence = (
+            "they score 0 on most measures (pass --empty skip to leave them out)"
+            if empty == "zero"
+            else "they are left out of the averages"
         )
+        out.append(f"{plan.counts['no_relevant']} queries have no relevant judgment; {consequence}")
     self_hits = _self_matches(r)
     if self_hits:
         out.append(
@@ -320,9 +326,7 @@ def _warnings(r: Run, plan: _QueryPlan, measures: Sequence[Measure], unjudged: _
         for k in sorted({m.cutoff for m in measures if m.cutoff is not None}):
             if k > deepest:
                 names = ", ".join(str(m) for m in measures if m.cutoff == k)
-                out.append(
-                    f"the run returns at most {deepest} documents per query, fewer than the cutoff of {names}"
-                )
+                out.append(f"the run returns at most {deepest} documents per query, fewer than the cutoff of {names}")
     if unjudged.fraction > UNJUDGED_WARNING_FRACTION:
         out.append(
             f"{unjudged.fraction:.0%} of the top-{unjudged.k} documents are unjudged, so scores are lower "

@@ -125,7 +125,9 @@ def _parse_canonical(name: str, *, original: str) -> Measure:
     try:
         tree = ast.parse(name, mode="eval").body
     except SyntaxError:
-        raise MeasureError(f"Cannot parse measure {original!r}. Expected a name such as 'nDCG@10' or 'P(rel=2)@5'.") from None
+        raise MeasureError(
+            f"Cannot parse measure {original!r}. Expected a name such as 'nDCG@10' or 'P(rel=2)@5'."
+        ) from None
     cutoff: int | None = None
     if isinstance(tree, ast.BinOp) and isinstance(tree.op, ast.MatMult):
         k = tree.right

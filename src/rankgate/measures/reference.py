@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from rankgate.measures.registry import Measure
 
 Reference = Callable[[Sequence[str], Mapping[str, int], Measure, int], float]
 
 
-def _top(ranking: Sequence[str], k: int | None) -> Sequence[str]:
+def _top(ranking: Sequence[Any], k: int | None) -> Sequence[Any]:
     return ranking if k is None else ranking[:k]
 
 
@@ -96,11 +97,9 @@ def _gain(grade: int, kind: str) -> float:
 
 def ndcg(ranking, judgments, m, max_grade):  # type: ignore[no-untyped-def]
     kind, k = m.get("gain"), m.cutoff
-    dcg = sum(
-        _gain(judgments.get(d, 0), kind) / math.log2(i + 1) for i, d in enumerate(_top(ranking, k), start=1)
-    )
+    dcg = sum(_gain(judgments.get(d, 0), kind) / math.log2(i + 1) for i, d in enumerate(_top(ranking, k), start=1))
     ideal = sorted(judgments.values(), reverse=True)
-    idcg = sum(_gain(g, kind) / math.log2(i + 1) for i, g in enumerate(_top(ideal, k), start=1))  # type: ignore[arg-type]
+    idcg = sum(_gain(g, kind) / math.log2(i + 1) for i, g in enumerate(_top(ideal, k), start=1))
     return dcg / idcg if idcg > 0 else 0.0
 
 

@@ -108,9 +108,8 @@ class Measure:
             raise MeasureError(f"{name} takes no cutoff. Got @{cutoff} instead.")
         if spec.cutoff == "required" and cutoff is None:
             raise MeasureError(f"{name} needs a cutoff, e.g. {name}@10.")
-        if cutoff is not None:
-            if isinstance(cutoff, bool) or not isinstance(cutoff, int) or cutoff < 1:
-                raise MeasureError(f"The cutoff of {name} must be an int >= 1. Got {cutoff!r} instead.")
+        if cutoff is not None and (isinstance(cutoff, bool) or not isinstance(cutoff, int) or cutoff < 1):
+            raise MeasureError(f"The cutoff of {name} must be an int >= 1. Got {cutoff!r} instead.")
         known = {p.name: p for p in spec.params}
         kept: list[tuple[str, ParamValue]] = []
         for key in sorted(params):

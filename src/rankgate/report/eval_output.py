@@ -53,7 +53,7 @@ def _csv(results: Results, per_query: bool) -> str:
 def _trec_number(measure_sum: bool, value: float) -> str:
     if math.isnan(value):
         return "nan"
-    return str(int(round(value))) if measure_sum else f"{value:.4f}"
+    return str(round(value)) if measure_sum else f"{value:.4f}"
 
 
 def _trec(results: Results, per_query: bool) -> str:
