@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -68,15 +69,42 @@ def _indices(chunk: pa.DictionaryArray) -> np.ndarray:
     return chunk.indices.to_numpy(zero_copy_only=False)
 
 
-def string_hashes(column: pa.ChunkedArray) -> np.ndarray:
-    """64-bit hashes of strings, used only to find candidate duplicates (checked exactly).
+def string_hashes(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """64-bit hashes of strings, used only to find candidates (always checked exactly).
 
-    Hashed a chunk at a time so the copy polars makes stays small.
+    Vectorized over the Arrow buffers: each string is read 8 bytes at a time, so short ids
+    (the common case) cost one gather and a few integer operations per row.
     """
-    import polars as pl
-
-    parts = [pl.Series(values=chunk).hash(seed=0x5EED).to_numpy() for chunk in column.chunks if len(chunk)]
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    parts = [_hash_chunk(c) for c in chunks if len(c)]
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
+
+
+_MIX = np.uint64(0xFF51AFD7ED558CCD)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _hash_chunk(chunk: pa.Array) -> np.ndarray:
+    n = len(chunk)
+    offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[chunk.offset : chunk.offset + n + 1]
+    lo, hi = int(offsets[0]), int(offsets[-1])
+    padded = np.zeros(hi - lo + 8, dtype=np.uint8)  # 8 zero bytes: a word read never runs off the end
+    if hi > lo:
+        padded[: hi - lo] = np.frombuffer(chunk.buffers()[2], dtype=np.uint8, count=hi)[lo:hi]
+    words = as_strided(padded, shape=(hi - lo + 1, 8), strides=(1, 1)).view("<u8")[:, 0]
+    start = offsets[:-1] - lo
+    length = np.diff(offsets)
+    h = length.astype(np.uint64) * _GOLDEN
+    for j in range(0, int(length.max(initial=0)), 8):
+        w = words[np.minimum(start + j, hi - lo)]
+        rest = length - j
+        if (rest < 8).any():  # keep only the bytes of this string: shift the others out
+            drop = (np.clip(8 - rest, 0, 8) * 8).astype(np.uint64)
+            w = np.where(drop >= 64, np.uint64(0), (w << np.minimum(drop, 63)) >> np.minimum(drop, 63))
+        h ^= w
+        h *= _MIX
+        h ^= h >> np.uint64(32)
+    return h
 
 
 def first_empty(column: pa.ChunkedArray) -> int:
@@ -94,14 +122,14 @@ def first_empty(column: pa.ChunkedArray) -> int:
 
 
 def first_with_whitespace(column: pa.ChunkedArray) -> int:
-    """Row of the first string holding a tab, space or line break, or -1 (cheap when none)."""
+    """Row of the first string holding a space, tab, line break or control byte, or -1."""
     start = 0
     for chunk in column.chunks:
         offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[chunk.offset : chunk.offset + len(chunk) + 1]
         data = chunk.buffers()[2]
         if data is not None and len(chunk):
             raw = np.frombuffer(data, dtype=np.uint8)[offsets[0] : offsets[-1]]
-            hits = np.flatnonzero((raw == 9) | (raw == 32) | (raw == 10) | (raw == 13))
+            hits = np.flatnonzero(raw <= 32)  # space, tab, line breaks and other control bytes
             if len(hits):
                 pos = hits[0] + offsets[0]
                 return start + int(np.searchsorted(offsets, pos, side="right") - 1)
@@ -109,7 +137,9 @@ def first_with_whitespace(column: pa.ChunkedArray) -> int:
     return -1
 
 
-def find_duplicate_pairs(group: np.ndarray, keys: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+def find_duplicate_pairs(
+    group: np.ndarray, keys: pa.ChunkedArray, key_hashes: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Repeated (group, key) pairs: ``(later_rows, first_rows)``, both in row order.
 
     ``later_rows[i]`` repeats the pair first seen at ``first_rows[i]``. Hash collisions
@@ -118,7 +148,8 @@ def find_duplicate_pairs(group: np.ndarray, keys: pa.ChunkedArray) -> tuple[np.n
     empty = np.empty(0, dtype=np.int64)
     if len(group) < 2:
         return empty, empty
-    mixed = string_hashes(keys) ^ (group.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+    mixed = string_hashes(keys) if key_hashes is None else key_hashes.copy()
+    mixed ^= group.astype(np.uint64) * _GOLDEN
     ordered = np.sort(mixed)  # a plain sort is far faster than argsort here
     repeated = ordered[1:][ordered[1:] == ordered[:-1]]
     if len(repeated) == 0:
@@ -145,13 +176,14 @@ def duplicate_keep_mask(
     values: np.ndarray,
     policy: str,
     describe: Callable[[int, int], Exception],
+    key_hashes: np.ndarray | None = None,
 ) -> np.ndarray | None:
     """Rows to keep under a duplicate policy, or None when there are no duplicates.
 
     ``first`` keeps the earliest row of a pair, ``max`` the row with the largest value
     (earliest among equals); ``error`` raises ``describe(later_row, first_row)``.
     """
-    later, first = find_duplicate_pairs(group, keys)
+    later, first = find_duplicate_pairs(group, keys, key_hashes)
     if len(later) == 0:
         return None
     if policy == "error":

@@ -20,6 +20,7 @@ from rankgate.core.columns import (
     first_empty,
     group_offsets,
     intern,
+    string_hashes,
 )
 from rankgate.errors import InputError
 
@@ -92,7 +93,10 @@ class Run:
                 "pass duplicates='first' or 'max' (CLI: --duplicates) to keep one copy"
             )
 
-        keep = duplicate_keep_mask(codes, dcol, score, duplicates, describe)
+        doc_hashes = string_hashes(dcol)
+        self.self_matches: list[str] = _self_matches(self.query_ids, codes, dcol, doc_hashes)
+        keep = duplicate_keep_mask(codes, dcol, score, duplicates, describe, doc_hashes)
+        del doc_hashes
         if keep is not None:
             idx = np.flatnonzero(keep)
             codes, score, dcol = codes[idx], score[idx], dcol.take(pa.array(idx))
@@ -174,7 +178,7 @@ class Run:
 
     def _compute_order(self, ties: str) -> np.ndarray:
         n = self.num_rows
-        order = np.arange(n, dtype=np.int64)
+        order = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
         if ties == "input" or n < 2:
             return order
         tied = (self.query_codes[1:] == self.query_codes[:-1]) & (self.scores[1:] == self.scores[:-1])
@@ -223,6 +227,26 @@ class Run:
 def mapping_locator(source: str, qids: list[str], docids: list[str]) -> RowLocator:
     """Locate a row of a ``{qid: {docid: value}}`` input by its query and document."""
     return lambda row: f"{source} (query {qids[row]!r}, document {docids[row]!r})"
+
+
+def _self_matches(
+    query_ids: pa.StringArray, codes: np.ndarray, docs: pa.ChunkedArray, doc_hashes: np.ndarray
+) -> list[str]:
+    """Query ids that retrieve a document with the same id (BEIR drops such pairs)."""
+    query_hashes = string_hashes(query_ids)
+    step = 1 << 20  # compare in slices: no full-size temporaries
+    candidates = np.concatenate(
+        [
+            np.flatnonzero(query_hashes[codes[i : i + step]] == doc_hashes[i : i + step]) + i
+            for i in range(0, len(codes), step)
+        ]
+        or [np.zeros(0, dtype=np.int64)]
+    )
+    if len(candidates) == 0:
+        return []
+    found = docs.take(pa.array(candidates)).to_pylist()
+    qids = query_ids.take(pa.array(codes[candidates])).to_pylist()
+    return sorted({q for q, d in zip(qids, found, strict=True) if q == d})
 
 
 def _is_dictionary(values: object) -> bool:

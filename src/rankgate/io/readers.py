@@ -36,7 +36,7 @@ def read_run(
         return Run(
             t["qid"],
             t["docid"],
-            t["score"].to_numpy(),
+            parsed.values,
             name=run_name,
             source=source,
             duplicates=duplicates,
@@ -64,9 +64,7 @@ def read_qrels(
     if fmt == "trec":
         parsed = trec.read(source, trec.QRELS_LAYOUT, source)
         t = parsed.table
-        return Qrels(
-            t["qid"], t["docid"], t["grade"].to_numpy(), source=source, duplicates=duplicates, locate=parsed.locate
-        )
+        return Qrels(t["qid"], t["docid"], parsed.values, source=source, duplicates=duplicates, locate=parsed.locate)
     data = read_bytes(path)
     if fmt == "json":
         mapping = tables.read_json_mapping(data, source)

@@ -62,7 +62,8 @@ QRELS_LAYOUT = Layout(
 
 @dataclass
 class Parsed:
-    table: pa.Table
+    table: pa.Table  # qid (dictionary-encoded) and docid columns
+    values: np.ndarray  # scores or grades, float64
     locate: Callable[[int], str]
 
 
@@ -78,9 +79,12 @@ def read(path: str, layout: Layout, source: str) -> Parsed:
         table = _read_csv(open_stream(path, codec), layout)
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
         table = None
-    if table is None or _suspicious(table) or _bad_values(table, layout):
+    if table is None or _suspicious(table):
         return parse(read_bytes(path), layout, source)
-    return Parsed(table=table, locate=_locator(lambda: read_bytes(path), source))
+    values = _values(table, layout)
+    if _bad_values(values, layout):
+        return parse(read_bytes(path), layout, source)
+    return Parsed(table=table, values=values, locate=_locator(lambda: read_bytes(path), source))
 
 
 def _suspicious(table: pa.Table) -> bool:
@@ -94,7 +98,7 @@ def _suspicious(table: pa.Table) -> bool:
 def _read_csv(source: object, layout: Layout) -> pa.Table:
     return pacsv.read_csv(
         source,
-        read_options=pacsv.ReadOptions(column_names=list(layout.names), block_size=1 << 24),
+        read_options=pacsv.ReadOptions(column_names=list(layout.names), block_size=1 << 22),  # 4 MB: less peak memory
         parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False, ignore_empty_lines=True),
         convert_options=pacsv.ConvertOptions(
             column_types=dict(zip(layout.names, layout.types, strict=True)),
@@ -120,16 +124,22 @@ def parse(data: bytes, layout: Layout, source: str) -> Parsed:
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError) as e:
         diagnose(data, layout, source)
         raise InputError(f"cannot parse {layout.kind} file ({e})", source=source) from None
-    if _bad_values(table, layout):
+    values = _values(table, layout)
+    if _bad_values(values, layout):
         diagnose(data, layout, source)
-    return Parsed(table=table, locate=_locator(lambda: data, source))
+    return Parsed(table=table, values=values, locate=_locator(lambda: data, source))
 
 
-def _bad_values(table: pa.Table, layout: Layout) -> bool:
+def _values(table: pa.Table, layout: Layout) -> np.ndarray:
+    """The score (run) or grade (qrels) column as one float64 array."""
+    return table[layout.keep[-1]].to_numpy()
+
+
+def _bad_values(values: np.ndarray, layout: Layout) -> bool:
     """A score that is not finite or a grade that is not a whole number (`diagnose` names its line)."""
     if layout.kind == "run":
-        return not np.isfinite(table["score"].to_numpy()).all()
-    grades = table["grade"].to_numpy()
+        return not np.isfinite(values).all()
+    grades = values
     return not (np.isfinite(grades) & (grades == np.round(grades)) & (np.abs(grades) <= _MAX_GRADE)).all()
 
 

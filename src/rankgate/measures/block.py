@@ -8,6 +8,7 @@ by query and in evaluation order; ``rank`` is 0-based.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -23,7 +24,7 @@ class RankedBlock:
     qrel_query: np.ndarray  # int64, block-local query index of each judgment
     qrel_grade: np.ndarray  # int64 grade of each judgment
     max_grade: int = 0  # largest grade in the whole qrels (ERR's default gmax)
-    _cache: dict[object, np.ndarray] = field(default_factory=dict, repr=False)
+    _cache: dict[object, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self.offsets = group_offsets(self.row_query, self.n_queries)
@@ -42,6 +43,27 @@ class RankedBlock:
     def top(self, k: int | None) -> np.ndarray | None:
         """Mask of rows within the cutoff, or None for the whole ranking."""
         return None if k is None else self.rank < k
+
+    def head(self, k: int | None) -> RankedBlock:
+        """The block cut to each query's top ``k`` rows: cutoff measures read far less."""
+        if k is None:
+            return self
+        key = ("head", k)
+        if key not in self._cache:
+            if len(self.rank) == 0 or self.rank.max() < k:
+                return self
+            keep = self.rank < k
+            self._cache[key] = RankedBlock(
+                n_queries=self.n_queries,
+                row_query=self.row_query[keep],
+                grade=self.grade[keep],
+                judged=self.judged[keep],
+                qrel_query=self.qrel_query,
+                qrel_grade=self.qrel_grade,
+                max_grade=self.max_grade,
+            )
+        head: RankedBlock = self._cache[key]
+        return head
 
     # -- relevance ----------------------------------------------------------------------
     def relevant(self, rel: int) -> np.ndarray:

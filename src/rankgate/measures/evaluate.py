@@ -44,7 +44,7 @@ def evaluate(
     empty: str = "zero",
     duplicates: str = "error",
     judged_only: bool = False,
-    chunk_rows: int = 2_000_000,
+    chunk_rows: int = 1_000_000,
 ) -> Results:
     """Evaluate ``run`` against ``qrels``.
 
@@ -111,7 +111,7 @@ def evaluate(
         if judged_only:
             block = restrict_to_judged(block)
         for j, m in enumerate(wanted):
-            values[lo:hi, j] = KERNELS[m.name](block, m)
+            values[lo:hi, j] = KERNELS[m.name](block.head(m.cutoff), m)
 
     warnings = _warnings(r, plan, wanted, unjudged, queries=queries, empty=empty)
     settings = {
@@ -158,10 +158,10 @@ class _QueryPlan:
     missing_ids: list[str]
 
 
-def _index_in(values: pa.StringArray, value_set: pa.StringArray) -> np.ndarray:
-    """Position of each value in ``value_set``, -1 where absent."""
-    found = pc.index_in(values, value_set=value_set)
-    return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+def _index_in(values: pa.StringArray | pa.ChunkedArray, value_set: pa.StringArray) -> np.ndarray:
+    """Position (int32) of each value in ``value_set``, -1 where absent."""
+    found = pc.index_in(values, value_set=value_set).fill_null(-1)
+    return found.to_numpy() if isinstance(found, pa.ChunkedArray) else found.to_numpy(zero_copy_only=False)
 
 
 def _plan_queries(q: Qrels, r: Run, *, queries: str, empty: str, rel: int) -> _QueryPlan:
@@ -200,9 +200,10 @@ def _join_grades(q: Qrels, r: Run) -> tuple[np.ndarray, np.ndarray]:
     key_order = np.argsort(qrels_keys)
     sorted_keys = qrels_keys[key_order]
     run_doc = _index_in(r.doc_ids, docs.values)
-    run_query = _index_in(r.query_ids, q.query_ids)[r.query_codes]
-    candidate = np.flatnonzero((run_doc >= 0) & (run_query >= 0))
-    keys = run_query[candidate] * n_docs + run_doc[candidate]
+    candidate = np.flatnonzero(run_doc >= 0)
+    run_query = _index_in(r.query_ids, q.query_ids)[r.query_codes[candidate]]
+    candidate, run_query = candidate[run_query >= 0], run_query[run_query >= 0]
+    keys = run_query.astype(np.int64) * n_docs + run_doc[candidate]
     pos = np.searchsorted(sorted_keys, keys)
     pos = np.minimum(pos, len(sorted_keys) - 1)
     hit = sorted_keys[pos] == keys
@@ -284,9 +285,9 @@ class _UnjudgedTally:
         self.shown = 0
 
     def add(self, block: RankedBlock) -> None:
-        top = block.rank < self.k
-        self.shown += int(top.sum())
-        self.unjudged += int((top & ~(block.judged & (block.grade >= 0))).sum())
+        top = block.head(self.k)
+        self.shown += len(top.rank)
+        self.unjudged += int(np.count_nonzero(~(top.judged & (top.grade >= 0))))
 
     @property
     def fraction(self) -> float:
@@ -315,11 +316,10 @@ def _warnings(
             else "they are left out of the averages"
         )
         out.append(f"{plan.counts['no_relevant']} queries have no relevant judgment; {consequence}")
-    self_hits = _self_matches(r)
-    if self_hits:
+    if r.self_matches:
         out.append(
-            f"{self_hits[0]} queries retrieve a document whose id equals the query id (e.g. {self_hits[1]!r}); "
-            "BEIR drops such self-matches, rankgate keeps them"
+            f"{len(r.self_matches)} queries retrieve a document whose id equals the query id "
+            f"(e.g. {r.self_matches[0]!r}); BEIR drops such self-matches, rankgate keeps them"
         )
     if r.num_rows:
         deepest = int(r.depths.max())
@@ -333,15 +333,3 @@ def _warnings(
             f"bounds; look at Judged@{unjudged.k} or Bpref, or judge more (rankgate label)"
         )
     return out
-
-
-def _self_matches(r: Run) -> tuple[int, str] | None:
-    if r.num_rows == 0:
-        return None
-    maybe = np.flatnonzero(pc.is_in(r.doc_ids, value_set=r.query_ids).to_numpy(zero_copy_only=False))
-    if len(maybe) == 0:
-        return None
-    docs = r.doc_ids.take(pa.array(maybe)).to_pylist()
-    qids = r.query_ids.take(pa.array(r.query_codes[maybe])).to_pylist()
-    hits = {q for q, d in zip(qids, docs, strict=True) if q == d}
-    return (len(hits), min(hits)) if hits else None
