@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 import pyarrow as pa
 import pyarrow.compute as pc
+from numpy.lib.stride_tricks import as_strided
 
 DuplicatePolicy = Literal["error", "first", "max"]
 DUPLICATE_POLICIES: tuple[str, ...] = ("error", "first", "max")
@@ -37,6 +37,17 @@ def as_string_array(values: object) -> pa.StringArray:
     out = as_strings(values).combine_chunks()
     assert isinstance(out, pa.StringArray)
     return out
+
+
+def column_to_numpy(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """A numeric Arrow column as one numpy array (ChunkedArray.to_numpy would import pandas)."""
+    if isinstance(column, pa.Array):
+        return column.to_numpy(zero_copy_only=False)
+    if column.num_chunks == 1:
+        return column.chunk(0).to_numpy(zero_copy_only=False)
+    if column.num_chunks == 0:
+        return np.zeros(0, dtype=column.type.to_pandas_dtype())
+    return np.concatenate([c.to_numpy(zero_copy_only=False) for c in column.chunks])
 
 
 @dataclass(frozen=True)
@@ -76,8 +87,12 @@ def string_hashes(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
     (the common case) cost one gather and a few integer operations per row.
     """
     chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
-    parts = [_hash_chunk(c) for c in chunks if len(c)]
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
+    out = np.empty(sum(len(c) for c in chunks), dtype=np.uint64)
+    start = 0
+    for c in chunks:
+        out[start : start + len(c)] = _hash_chunk(c)
+        start += len(c)
+    return out
 
 
 _MIX = np.uint64(0xFF51AFD7ED558CCD)
@@ -148,14 +163,23 @@ def find_duplicate_pairs(
     empty = np.empty(0, dtype=np.int64)
     if len(group) < 2:
         return empty, empty
-    mixed = string_hashes(keys) if key_hashes is None else key_hashes.copy()
-    mixed ^= group.astype(np.uint64) * _GOLDEN
-    ordered = np.sort(mixed)  # a plain sort is far faster than argsort here
+    hashes = string_hashes(keys) if key_hashes is None else key_hashes
+
+    def mixed() -> np.ndarray:  # (group, key) hashes, built in slices to keep temporaries small
+        out = hashes.copy()
+        step = 1 << 20
+        for i in range(0, len(out), step):
+            out[i : i + step] ^= group[i : i + step].astype(np.uint64) * _GOLDEN
+        return out
+
+    ordered = mixed()
+    ordered.sort()  # in place; a plain sort is far faster than argsort
     repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+    del ordered
     if len(repeated) == 0:
         return empty, empty
     # Candidates: every row whose hash repeats. Check them exactly, in Python: rare.
-    cand = np.flatnonzero(np.isin(mixed, repeated))
+    cand = np.flatnonzero(np.isin(mixed(), repeated))
     cand_keys = keys.take(pa.array(cand)).to_pylist()
     first_seen: dict[tuple[int, str], int] = {}
     later: list[int] = []

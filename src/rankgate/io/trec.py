@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from rankgate.core.columns import first_with_whitespace
+from rankgate.core.columns import column_to_numpy, first_with_whitespace
 from rankgate.errors import InputError
 from rankgate.io.source import BOM, open_stream, read_bytes, sniff_codec
 
@@ -84,6 +84,7 @@ def read(path: str, layout: Layout, source: str) -> Parsed:
     values = _values(table, layout)
     if _bad_values(values, layout):
         return parse(read_bytes(path), layout, source)
+    table = table.drop_columns([layout.keep[-1]])  # its float64 copy is in `values`
     return Parsed(table=table, values=values, locate=_locator(lambda: read_bytes(path), source))
 
 
@@ -132,7 +133,8 @@ def parse(data: bytes, layout: Layout, source: str) -> Parsed:
 
 def _values(table: pa.Table, layout: Layout) -> np.ndarray:
     """The score (run) or grade (qrels) column as one float64 array."""
-    return table[layout.keep[-1]].to_numpy()
+    column = layout.keep[-1]
+    return column_to_numpy(table[column])
 
 
 def _bad_values(values: np.ndarray, layout: Layout) -> bool:

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rankgate.core.columns import intern
+from rankgate.core.columns import column_to_numpy, intern
 from rankgate.core.qrels import Qrels
 from rankgate.core.results import Results
 from rankgate.core.run import TIE_POLICIES, Run
@@ -160,8 +160,7 @@ class _QueryPlan:
 
 def _index_in(values: pa.StringArray | pa.ChunkedArray, value_set: pa.StringArray) -> np.ndarray:
     """Position (int32) of each value in ``value_set``, -1 where absent."""
-    found = pc.index_in(values, value_set=value_set).fill_null(-1)
-    return found.to_numpy() if isinstance(found, pa.ChunkedArray) else found.to_numpy(zero_copy_only=False)
+    return column_to_numpy(pc.index_in(values, value_set=value_set).fill_null(-1))
 
 
 def _plan_queries(q: Qrels, r: Run, *, queries: str, empty: str, rel: int) -> _QueryPlan:
