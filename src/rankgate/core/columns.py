@@ -39,15 +39,51 @@ def as_string_array(values: object) -> pa.StringArray:
     return out
 
 
-def column_to_numpy(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
-    """A numeric Arrow column as one numpy array (ChunkedArray.to_numpy would import pandas)."""
+def array_to_numpy(array: pa.Array, null_value: float | None = None) -> np.ndarray:
+    """A numeric or boolean Arrow array as numpy, read from its buffers.
+
+    pyarrow's own ``to_numpy`` (and ``fill_null``) import pandas on first use, half a second;
+    this does not. Nulls become ``null_value`` (required when the array has nulls).
+    """
+    kind = array.type
+    if pa.types.is_integer(kind) or pa.types.is_floating(kind):
+        dtype = np.dtype(kind.to_pandas_dtype())
+        values = np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array), offset=array.offset * dtype.itemsize)
+    elif pa.types.is_boolean(kind):
+        values = _bits(array.buffers()[1], array.offset, len(array))
+    else:
+        return array.to_numpy(zero_copy_only=False)
+    if array.null_count:
+        if null_value is None:
+            raise ValueError("array has nulls: pass null_value")
+        values = np.where(_bits(array.buffers()[0], array.offset, len(array)), values, null_value).astype(values.dtype)
+    return values
+
+
+def _bits(buffer: pa.Buffer, offset: int, length: int) -> np.ndarray:
+    """An Arrow bitmap (validity or boolean data) as a numpy bool array."""
+    bits = np.frombuffer(buffer, dtype=np.uint8)
+    return np.unpackbits(bits, bitorder="little")[offset : offset + length].astype(bool)
+
+
+def indices(values: np.ndarray) -> pa.Array:
+    """Row positions (a numpy int array) as an Arrow int64 array, for ``take``.
+
+    ``pa.array(numpy_array)`` imports pandas on first use; building from the buffer does not.
+    """
+    data = np.ascontiguousarray(values, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(data), [None, pa.py_buffer(data)])
+
+
+def column_to_numpy(column: pa.ChunkedArray | pa.Array, null_value: float | None = None) -> np.ndarray:
+    """A numeric or boolean Arrow column as one numpy array (see `array_to_numpy`)."""
     if isinstance(column, pa.Array):
-        return column.to_numpy(zero_copy_only=False)
+        return array_to_numpy(column, null_value)
     if column.num_chunks == 1:
-        return column.chunk(0).to_numpy(zero_copy_only=False)
+        return array_to_numpy(column.chunk(0), null_value)
     if column.num_chunks == 0:
-        return np.zeros(0, dtype=column.type.to_pandas_dtype())
-    return np.concatenate([c.to_numpy(zero_copy_only=False) for c in column.chunks])
+        return np.zeros(0, dtype=np.dtype(column.type.to_pandas_dtype()))
+    return np.concatenate([array_to_numpy(c, null_value) for c in column.chunks])
 
 
 @dataclass(frozen=True)
@@ -72,12 +108,12 @@ def intern(column: Any) -> Interned:
             raise ValueError("null in an id column")
         return Interned(codes=codes, values=as_string_array(dictionary))
     encoded = pc.dictionary_encode(as_strings(column)).combine_chunks()
-    codes = encoded.indices.to_numpy(zero_copy_only=False)
+    codes = array_to_numpy(encoded.indices)
     return Interned(codes=codes, values=as_string_array(encoded.dictionary))
 
 
 def _indices(chunk: pa.DictionaryArray) -> np.ndarray:
-    return chunk.indices.to_numpy(zero_copy_only=False)
+    return array_to_numpy(chunk.indices)
 
 
 def string_hashes(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
@@ -127,7 +163,7 @@ def first_empty(column: pa.ChunkedArray) -> int:
     start = 0
     for chunk in column.chunks:
         if chunk.null_count:
-            return start + int(np.flatnonzero(chunk.is_null().to_numpy(zero_copy_only=False))[0])
+            return start + int(np.flatnonzero(array_to_numpy(chunk.is_null()))[0])
         offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[chunk.offset : chunk.offset + len(chunk) + 1]
         empty = np.flatnonzero(offsets[1:] == offsets[:-1])
         if len(empty):
@@ -159,28 +195,25 @@ def find_duplicate_pairs(
 
     ``later_rows[i]`` repeats the pair first seen at ``first_rows[i]``. Hash collisions
     are resolved by comparing the strings themselves, so the answer is exact.
+    ``key_hashes`` (from `string_hashes`) is overwritten.
     """
     empty = np.empty(0, dtype=np.int64)
     if len(group) < 2:
         return empty, empty
-    hashes = string_hashes(keys) if key_hashes is None else key_hashes
-
-    def mixed() -> np.ndarray:  # (group, key) hashes, built in slices to keep temporaries small
-        out = hashes.copy()
-        step = 1 << 20
-        for i in range(0, len(out), step):
-            out[i : i + step] ^= group[i : i + step].astype(np.uint64) * _GOLDEN
-        return out
-
-    ordered = mixed()
-    ordered.sort()  # in place; a plain sort is far faster than argsort
+    if key_hashes is None:
+        key_hashes = string_hashes(keys)
+    # (group, key) hashes, mixed in place and in slices: the caller's array is scratch space.
+    step = 1 << 20
+    for i in range(0, len(key_hashes), step):
+        key_hashes[i : i + step] ^= group[i : i + step].astype(np.uint64) * _GOLDEN
+    ordered = np.sort(key_hashes)
     repeated = ordered[1:][ordered[1:] == ordered[:-1]]
     del ordered
     if len(repeated) == 0:
         return empty, empty
     # Candidates: every row whose hash repeats. Check them exactly, in Python: rare.
-    cand = np.flatnonzero(np.isin(mixed(), repeated))
-    cand_keys = keys.take(pa.array(cand)).to_pylist()
+    cand = np.flatnonzero(np.isin(key_hashes, repeated))
+    cand_keys = keys.take(indices(cand)).to_pylist()
     first_seen: dict[tuple[int, str], int] = {}
     later: list[int] = []
     first: list[int] = []
@@ -245,12 +278,12 @@ def positions_in_group(offsets: np.ndarray) -> np.ndarray:
 
 def byte_order_rank(values: pa.StringArray | pa.ChunkedArray) -> np.ndarray:
     """Rank of each string in byte-wise (memcmp) order; equal strings share a rank."""
-    order = pc.sort_indices(values).to_numpy()
+    order = column_to_numpy(pc.sort_indices(values))
     ranks = np.empty(len(values), dtype=np.int64)
-    sorted_vals = values.take(pa.array(order))
+    sorted_vals = values.take(indices(order))
     # Equal neighbours share a rank so that ties in id compare equal.
     if len(values):
-        eq = pc.equal(sorted_vals[1:], sorted_vals[:-1]).to_numpy(zero_copy_only=False)
+        eq = column_to_numpy(pc.equal(sorted_vals[1:], sorted_vals[:-1]))
         step = np.concatenate([[0], (~eq).astype(np.int64)])
         ranks[order] = np.cumsum(step)
     return ranks

@@ -15,6 +15,7 @@ from rankgate.core.columns import (
     byte_order_rank,
     duplicate_keep_mask,
     group_offsets,
+    indices,
     intern,
 )
 from rankgate.core.run import RowLocator, _check_ids, _default_locator, mapping_locator
@@ -60,7 +61,7 @@ class Qrels:
         _check_ids(interned, dcol, locate)
         rank = byte_order_rank(interned.values)
         codes = rank.astype(np.int64)[interned.codes]
-        self.query_ids: pa.StringArray = as_string_array(interned.values.take(pa.array(np.argsort(rank))))
+        self.query_ids: pa.StringArray = as_string_array(interned.values.take(indices(np.argsort(rank))))
 
         def describe(later: int, first: int) -> InputError:
             return InputError(
@@ -72,11 +73,11 @@ class Qrels:
         keep = duplicate_keep_mask(codes, dcol, grade, duplicates, describe)
         if keep is not None:
             idx = np.flatnonzero(keep)
-            codes, grade, dcol = codes[idx], grade[idx], dcol.take(pa.array(idx))
+            codes, grade, dcol = codes[idx], grade[idx], dcol.take(indices(idx))
         order = np.argsort(codes, kind="stable")
         if len(order) and not (np.diff(codes) >= 0).all():
             codes, grade = codes[order], grade[order]
-            dcol = dcol.take(pa.array(order))
+            dcol = dcol.take(indices(order))
         self.offsets: np.ndarray = group_offsets(codes, len(self.query_ids))
         self.query_codes: np.ndarray = codes
         self.doc_ids: pa.ChunkedArray = dcol

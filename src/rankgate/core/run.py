@@ -16,9 +16,11 @@ from rankgate.core.columns import (
     as_string_array,
     as_strings,
     byte_order_rank,
+    column_to_numpy,
     duplicate_keep_mask,
     first_empty,
     group_offsets,
+    indices,
     intern,
     string_hashes,
 )
@@ -84,7 +86,7 @@ class Run:
 
         rank = byte_order_rank(interned.values)  # a permutation: values are unique
         codes = rank.astype(interned.codes.dtype)[interned.codes]
-        self.query_ids: pa.StringArray = as_string_array(interned.values.take(pa.array(np.argsort(rank))))
+        self.query_ids: pa.StringArray = as_string_array(interned.values.take(indices(np.argsort(rank))))
 
         def describe(later: int, first: int) -> InputError:
             return InputError(
@@ -96,15 +98,14 @@ class Run:
         doc_hashes = string_hashes(dcol)
         self.self_matches: list[str] = _self_matches(self.query_ids, codes, dcol, doc_hashes)
         keep = duplicate_keep_mask(codes, dcol, score, duplicates, describe, doc_hashes)
-        del doc_hashes
         if keep is not None:
             idx = np.flatnonzero(keep)
-            codes, score, dcol = codes[idx], score[idx], dcol.take(pa.array(idx))
+            codes, score, dcol = codes[idx], score[idx], dcol.take(indices(idx))
 
         order = _score_order(codes, score)
         if order is not None:
             codes, score = codes[order], score[order]
-            dcol = dcol.take(pa.array(order))
+            dcol = dcol.take(indices(order))
         self.offsets: np.ndarray = group_offsets(codes, len(self.query_ids))
         self.query_codes: np.ndarray = codes
         self.doc_ids: pa.ChunkedArray = dcol
@@ -192,7 +193,7 @@ class Run:
         starts = np.ones(len(rows), dtype=bool)
         starts[1:] = ~tied[rows[1:] - 1]
         group = np.cumsum(starts)
-        doc_rank = byte_order_rank(self.doc_ids.take(pa.array(rows)))
+        doc_rank = byte_order_rank(self.doc_ids.take(indices(rows)))
         within = np.lexsort((-doc_rank, group))  # trec_eval: doc id descending
         order[rows] = rows[within]
         return order
@@ -211,7 +212,7 @@ class Run:
         """Yield ``(qid, docid, rank, score)`` in evaluation order, ranks from 1."""
         order = self.ranking_order(ties)
         qids = self.query_ids.to_pylist()
-        docs = self.doc_ids.take(pa.array(order)).to_pylist()
+        docs = self.doc_ids.take(indices(order)).to_pylist()
         scores = self.scores[order].tolist()
         for i, qid in enumerate(qids):
             lo, hi = int(self.offsets[i]), int(self.offsets[i + 1])
@@ -244,8 +245,8 @@ def _self_matches(
     )
     if len(candidates) == 0:
         return []
-    found = docs.take(pa.array(candidates)).to_pylist()
-    qids = query_ids.take(pa.array(codes[candidates])).to_pylist()
+    found = docs.take(indices(candidates)).to_pylist()
+    qids = query_ids.take(indices(codes[candidates])).to_pylist()
     return sorted({q for q, d in zip(qids, found, strict=True) if q == d})
 
 
@@ -268,10 +269,8 @@ def _score_order(codes: np.ndarray, scores: np.ndarray) -> np.ndarray | None:
     """Permutation sorting rows by (query, score desc), stable; None if already sorted."""
     if len(codes) < 2:
         return None
-    dq = codes[1:] - codes[:-1]
-    if (dq >= 0).all():
-        same = dq == 0
-        if (scores[1:][same] <= scores[:-1][same]).all():
-            return None
+    same_query = codes[1:] == codes[:-1]
+    if not (codes[1:] < codes[:-1]).any() and not ((scores[1:] > scores[:-1]) & same_query).any():
+        return None
     table = pa.table({"q": codes, "s": scores})
-    return pc.sort_indices(table, sort_keys=[("q", "ascending"), ("s", "descending")]).to_numpy()
+    return column_to_numpy(pc.sort_indices(table, sort_keys=[("q", "ascending"), ("s", "descending")]))

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from rankgate.core.columns import column_to_numpy
 from rankgate.errors import InputError
 from rankgate.io.source import BOM
 
@@ -119,12 +120,12 @@ def numbers(column: pa.ChunkedArray | pa.Array, what: str, locate: Callable[[int
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
     if column.null_count:
-        row = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
+        row = int(np.flatnonzero(column_to_numpy(column.is_null()))[0])
         raise InputError(f"{locate(row)}: missing {what}")
     if pa.types.is_integer(column.type) or pa.types.is_floating(column.type):
-        return column.to_numpy(zero_copy_only=False).astype(np.float64)
+        return column_to_numpy(column).astype(np.float64)
     try:
-        return column.cast(pa.float64()).to_numpy(zero_copy_only=False)
+        return column_to_numpy(column.cast(pa.float64()))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         pass
     # Slow path: Python reads " 2.5" (Arrow does not); an entry that is not a number names its row.

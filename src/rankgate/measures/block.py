@@ -46,24 +46,25 @@ class RankedBlock:
 
     def head(self, k: int | None) -> RankedBlock:
         """The block cut to each query's top ``k`` rows: cutoff measures read far less."""
-        if k is None:
+        if k is None or len(self.rank) == 0 or self.rank.max() < k:
             return self
         key = ("head", k)
         if key not in self._cache:
-            if len(self.rank) == 0 or self.rank.max() < k:
-                return self
-            keep = self.rank < k
-            self._cache[key] = RankedBlock(
-                n_queries=self.n_queries,
-                row_query=self.row_query[keep],
-                grade=self.grade[keep],
-                judged=self.judged[keep],
-                qrel_query=self.qrel_query,
-                qrel_grade=self.qrel_grade,
-                max_grade=self.max_grade,
-            )
+            self._cache[key] = self.keep_rows(self.rank < k)
         head: RankedBlock = self._cache[key]
         return head
+
+    def keep_rows(self, keep: np.ndarray) -> RankedBlock:
+        """The same queries and judgments with only the ranked rows in ``keep`` (re-ranked)."""
+        return RankedBlock(
+            n_queries=self.n_queries,
+            row_query=self.row_query[keep],
+            grade=self.grade[keep],
+            judged=self.judged[keep],
+            qrel_query=self.qrel_query,
+            qrel_grade=self.qrel_grade,
+            max_grade=self.max_grade,
+        )
 
     # -- relevance ----------------------------------------------------------------------
     def relevant(self, rel: int) -> np.ndarray:
@@ -102,13 +103,4 @@ class RankedBlock:
 
 def restrict_to_judged(block: RankedBlock) -> RankedBlock:
     """Condensed lists (Sakai 2007): drop unjudged docs from each ranking, then re-rank."""
-    keep = block.judged & (block.grade >= 0)
-    return RankedBlock(
-        n_queries=block.n_queries,
-        row_query=block.row_query[keep],
-        grade=block.grade[keep],
-        judged=block.judged[keep],
-        qrel_query=block.qrel_query,
-        qrel_grade=block.qrel_grade,
-        max_grade=block.max_grade,
-    )
+    return block.keep_rows(block.judged & (block.grade >= 0))

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rankgate.core.columns import column_to_numpy, intern
+from rankgate.core.columns import column_to_numpy, indices, intern
 from rankgate.core.qrels import Qrels
 from rankgate.core.results import Results
 from rankgate.core.run import TIE_POLICIES, Run
@@ -126,7 +126,7 @@ def evaluate(
     }
     return Results(
         measures=wanted,
-        query_ids=q.query_ids.take(pa.array(plan.qrels_index, type=pa.int64())).to_pylist(),
+        query_ids=q.query_ids.take(indices(plan.qrels_index)).to_pylist(),
         values=values,
         queries=plan.counts,
         settings=settings,
@@ -160,7 +160,7 @@ class _QueryPlan:
 
 def _index_in(values: pa.StringArray | pa.ChunkedArray, value_set: pa.StringArray) -> np.ndarray:
     """Position (int32) of each value in ``value_set``, -1 where absent."""
-    return column_to_numpy(pc.index_in(values, value_set=value_set).fill_null(-1))
+    return column_to_numpy(pc.index_in(values, value_set=value_set), null_value=-1)
 
 
 def _plan_queries(q: Qrels, r: Run, *, queries: str, empty: str, rel: int) -> _QueryPlan:
@@ -182,8 +182,8 @@ def _plan_queries(q: Qrels, r: Run, *, queries: str, empty: str, rel: int) -> _Q
         qrels_index=chosen,
         run_index=run_of_qrels[chosen],
         counts=counts,
-        run_only_ids=r.query_ids.take(pa.array(run_only[:3], type=pa.int64())).to_pylist(),
-        missing_ids=q.query_ids.take(pa.array(missing[:3], type=pa.int64())).to_pylist(),
+        run_only_ids=r.query_ids.take(indices(run_only[:3])).to_pylist(),
+        missing_ids=q.query_ids.take(indices(missing[:3])).to_pylist(),
     )
 
 
