@@ -56,7 +56,8 @@ def array_to_numpy(array: pa.Array, null_value: float | None = None) -> np.ndarr
     if array.null_count:
         if null_value is None:
             raise ValueError("array has nulls: pass null_value")
-        values = np.where(_bits(array.buffers()[0], array.offset, len(array)), values, null_value).astype(values.dtype)
+        valid = _bits(array.buffers()[0], array.offset, len(array))
+        values = np.where(valid, values, np.array(null_value, dtype=values.dtype))
     return values
 
 
@@ -200,19 +201,13 @@ def find_duplicate_pairs(
     empty = np.empty(0, dtype=np.int64)
     if len(group) < 2:
         return empty, empty
-    if key_hashes is None:
-        key_hashes = string_hashes(keys)
-    # (group, key) hashes, mixed in place and in slices: the caller's array is scratch space.
-    step = 1 << 20
-    for i in range(0, len(key_hashes), step):
-        key_hashes[i : i + step] ^= group[i : i + step].astype(np.uint64) * _GOLDEN
-    ordered = np.sort(key_hashes)
-    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
-    del ordered
+    key_hashes = _mix_groups(string_hashes(keys) if key_hashes is None else key_hashes, group)
+    key_hashes.sort()  # in place: no second full-size array
+    repeated = key_hashes[1:][key_hashes[1:] == key_hashes[:-1]]
     if len(repeated) == 0:
         return empty, empty
-    # Candidates: every row whose hash repeats. Check them exactly, in Python: rare.
-    cand = np.flatnonzero(np.isin(key_hashes, repeated))
+    # Rare path: rebuild the (group, key) hashes in row order and check candidates exactly.
+    cand = np.flatnonzero(np.isin(_mix_groups(string_hashes(keys), group), repeated))
     cand_keys = keys.take(indices(cand)).to_pylist()
     first_seen: dict[tuple[int, str], int] = {}
     later: list[int] = []
@@ -225,6 +220,14 @@ def find_duplicate_pairs(
         else:
             first_seen[pair] = row
     return np.asarray(later, dtype=np.int64), np.asarray(first, dtype=np.int64)
+
+
+def _mix_groups(hashes: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """(group, key) hashes, mixed in place and in slices (no full-size temporaries)."""
+    step = 1 << 20
+    for i in range(0, len(hashes), step):
+        hashes[i : i + step] ^= group[i : i + step].astype(np.uint64) * _GOLDEN
+    return hashes
 
 
 def duplicate_keep_mask(

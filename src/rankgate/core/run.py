@@ -86,7 +86,9 @@ class Run:
 
         rank = byte_order_rank(interned.values)  # a permutation: values are unique
         codes = rank.astype(interned.codes.dtype)[interned.codes]
-        self.query_ids: pa.StringArray = as_string_array(interned.values.take(indices(np.argsort(rank))))
+        query_values = interned.values
+        del interned  # its codes are as large as the run
+        self.query_ids: pa.StringArray = as_string_array(query_values.take(indices(np.argsort(rank))))
 
         def describe(later: int, first: int) -> InputError:
             return InputError(
