@@ -27,6 +27,10 @@ STREAM_BOOTSTRAP = 1
 STREAM_RANDOMIZATION = 2
 STREAM_TUKEY = 3
 
+# Longest dot product handed to BLAS in one call: OpenBLAS splits longer ones over threads,
+# which costs more than it saves for these sizes and stalls on a busy machine.
+DOT_CHUNK = 8192
+
 # Elements of the largest temporary matrix a resampling block may hold. The number of
 # rows per block depends only on the number of queries (never on the measures, the
 # machine or the memory available), so results depend only on the data and the seed.
@@ -56,7 +60,10 @@ def as_scores(x: Any, name: str, func: str, *, ndim: int, min_rows: int = 1) -> 
     """Return ``x`` as a finite float64 array of ``ndim`` dimensions with ``min_rows`` rows or more."""
     what = "a 1-D array" if ndim == 1 else "a 2-D array (queries x measures)"
     rows = "value" if ndim == 1 else "row"
-    must = f"{what} of at least {min_rows} {rows}{'s' if min_rows != 1 else ''} of finite numbers"
+    if min_rows > 0:
+        must = f"{what} of at least {min_rows} {rows}{'s' if min_rows != 1 else ''} of finite numbers"
+    else:
+        must = f"{what} of finite numbers"
     try:
         arr = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError):
@@ -147,3 +154,33 @@ def round_off(abs_sum: FloatArray | float, n_terms: int) -> FloatArray | float:
     they are counted as ties, i.e. as at least as extreme.
     """
     return 8.0 * max(n_terms, 1) * np.finfo(np.float64).eps * abs_sum
+
+
+def row_dot(rows: FloatArray, columns_t: FloatArray) -> FloatArray:
+    """``rows @ columns_t.T`` for a short, wide ``rows`` block and a few columns, on one thread.
+
+    Each output value is one BLAS dot product (``np.vecdot``) of at most `DOT_CHUNK` terms. A
+    threaded matrix product of such thin matrices is no faster on an idle machine and several
+    times slower on a busy one (its threads wait on each other at every block).
+
+    Args:
+        rows: ``(r, n)`` float64, C-contiguous.
+        columns_t: ``(m, n)`` float64, C-contiguous (the columns, transposed).
+
+    Returns:
+        The ``(r, m)`` products.
+    """
+    n = rows.shape[1]
+    out = np.zeros((rows.shape[0], columns_t.shape[0]), dtype=np.float64)
+    for lo in range(0, n, DOT_CHUNK):
+        hi = min(n, lo + DOT_CHUNK)
+        out += _vecdot(rows[:, None, lo:hi], columns_t[None, :, lo:hi])
+    return out
+
+
+def _vecdot(x: FloatArray, y: FloatArray) -> FloatArray:
+    if hasattr(np, "vecdot"):  # numpy >= 2.0
+        result: FloatArray = np.vecdot(x, y)
+    else:  # pragma: no cover - numpy 1.x
+        result = np.einsum("...i,...i->...", x, y)
+    return result
