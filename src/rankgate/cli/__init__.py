@@ -16,6 +16,7 @@ from rankgate import __version__
 
 _COMMANDS = {
     "eval": ("rankgate.cli.eval_cmd", "eval_command", "Evaluate a run against relevance judgments."),
+    "compare": ("rankgate.cli.compare_cmd", "compare_command", "Compare runs: paired tests, confidence intervals."),
     "measures": ("rankgate.cli.measures_cmd", "measures_command", "List the measures, their definitions and aliases."),
     "demo": ("rankgate.cli.demo_cmd", "demo_command", "Evaluate the built-in demo runs and print a table."),
 }
@@ -50,6 +51,7 @@ def cli() -> None:
       rankgate demo
       rankgate eval qrels.txt run.txt -m nDCG@10 -m R@100 -m RR@10
       rankgate eval qrels.tsv run.trec.gz -m ndcg_cut.10 --format json --per-query
+      rankgate compare qrels.txt bm25.txt dense.txt -m nDCG@10 -m R@100
       rankgate measures
     """
 

@@ -1,0 +1,127 @@
+"""``rankgate compare``: paired statistics of several runs against a baseline."""
+
+from __future__ import annotations
+
+import click
+
+from rankgate.cli.options import emit, semantics_options, split_measures, warn
+
+DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10")
+
+
+@click.command("compare")
+@click.argument("qrels", type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "-m",
+    "--measure",
+    "measures",
+    multiple=True,
+    metavar="MEASURE",
+    help="Measure to compare; repeat or separate with commas. Default: " + ", ".join(DEFAULT_MEASURES) + ".",
+)
+@click.option("--baseline", help="Name of the baseline system (default: the first run).")
+@click.option("--name", "names", multiple=True, help="Name of each run, in order (default: file stems).")
+@click.option(
+    "--test",
+    type=click.Choice(["t", "randomization"]),
+    default="t",
+    show_default=True,
+    help="Test whose p-value is reported: paired t-test or paired randomization test.",
+)
+@click.option("--randomization", is_flag=True, help="Also report the randomization test's p-value.")
+@click.option(
+    "--correction",
+    type=click.Choice(["holm", "bonferroni", "bh", "none"]),
+    default="holm",
+    show_default=True,
+    help="Multiple-comparison correction over all candidates x measures.",
+)
+@click.option(
+    "--resamples",
+    type=click.IntRange(min=100),
+    default=10_000,
+    show_default=True,
+    help="Bootstrap resamples for confidence intervals.",
+)
+@click.option(
+    "--permutations",
+    type=click.IntRange(min=100),
+    default=10_000,
+    show_default=True,
+    help="Permutations of the randomization test.",
+)
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True)
+@click.option("--detect", type=float, help="A delta to detect: report how many queries that needs.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random draw.")
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json", "markdown", "latex"]), default="table", show_default=True
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the output to this file.")
+@semantics_options
+def compare_command(
+    qrels: str,
+    runs: tuple[str, ...],
+    measures: tuple[str, ...],
+    baseline: str | None,
+    names: tuple[str, ...],
+    test: str,
+    randomization: bool,
+    correction: str,
+    resamples: int,
+    permutations: int,
+    alpha: float,
+    detect: float | None,
+    seed: int,
+    fmt: str,
+    output: str | None,
+    queries: str,
+    ties: str,
+    rel: int,
+    empty: str,
+    duplicates: str,
+    judged_only: bool,
+    qrels_format: str | None,
+    run_format: str | None,
+) -> None:
+    """Compare RUNS on QRELS: deltas, confidence intervals, paired tests, corrections.
+
+    The first run is the baseline unless --baseline names another. Every candidate is
+    compared with it on every measure, on the queries they share.
+
+    \b
+    Examples:
+      rankgate compare qrels.txt bm25.txt dense.txt -m nDCG@10 -m R@100
+      rankgate compare qrels.txt a.txt b.txt c.txt --baseline a --randomization --format json
+      rankgate compare qrels.txt base.txt new.txt -m RR@10 --detect 0.02
+    """
+    from rankgate.io import read_qrels, read_run
+    from rankgate.report.compare_output import render
+    from rankgate.stats.comparison import compare
+
+    q = read_qrels(qrels, format=qrels_format, duplicates=duplicates)
+    loaded = [read_run(r, format=run_format, duplicates=duplicates) for r in runs]
+    result = compare(
+        q,
+        loaded,
+        split_measures(measures) or list(DEFAULT_MEASURES),
+        names=list(names) or None,
+        baseline=baseline,
+        test=test,
+        randomization=randomization,
+        correction=correction,
+        n_resamples=resamples,
+        n_permutations=permutations,
+        alpha=alpha,
+        detect=detect,
+        seed=seed,
+        queries=queries,
+        ties=ties,
+        rel=rel,
+        empty=empty,
+        duplicates=duplicates,
+        judged_only=judged_only,
+    )
+    emit(render(result, fmt), output)
+    for name, res in result.results.items():
+        warn([f"{name}: {w}" for w in res.warnings])

@@ -1,0 +1,111 @@
+"""`rankgate compare` and `rankgate.stats.comparison.compare` on the demo collection."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+import rankgate
+from rankgate.cli import main
+from rankgate.data import demo_qrels_path, demo_run_path
+from rankgate.stats.comparison import compare
+
+QRELS = str(demo_qrels_path())
+RUNS = [str(demo_run_path(n)) for n in ("bm25", "dense", "keyword_first")]
+MEASURES = ["nDCG@10", "R@10", "RR@10"]
+
+
+def cli(capsys, *args):
+    try:
+        main(list(args))
+        code = 0
+    except SystemExit as e:
+        code = e.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_json_contract_and_values(capsys):
+    code, out, _ = cli(capsys, "compare", QRELS, *RUNS, "-m", ",".join(MEASURES), "--format", "json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["baseline"] == "bm25"
+    assert data["systems"] == ["bm25", "dense", "keyword_first"]
+    assert data["measures"] == MEASURES
+    assert len(data["comparisons"]) == 6
+    keys = {"system", "measure", "baseline_mean", "mean", "delta", "ci", "p_value", "p_adjusted", "test",
+            "wins", "ties", "losses", "effect_size", "mde"}  # fmt: skip
+    for row in data["comparisons"]:
+        assert keys <= set(row)
+        assert row["ci"][0] <= row["delta"] <= row["ci"][1]
+        assert row["p_adjusted"] >= row["p_value"]
+        assert row["wins"] + row["ties"] + row["losses"] == data["queries"]["compared"] == 63
+    settings = data["settings"]
+    assert settings["seed"] == 0 and settings["n_resamples"] == 10_000 and settings["correction"] == "holm"
+    assert settings["ties"] == "trec" and settings["queries"] == "qrels"
+
+
+def test_p_values_equal_scipy_ttest_rel():
+    comp = compare(QRELS, RUNS[:2], MEASURES, correction="none", n_resamples=200)
+    base = rankgate.evaluate(QRELS, RUNS[0], MEASURES)
+    cand = rankgate.evaluate(QRELS, RUNS[1], MEASURES)
+    for m in MEASURES:
+        expected = scipy_stats.ttest_rel(cand.column(m), base.column(m)).pvalue
+        row = comp.row("dense", m)
+        assert row["p_value"] == pytest.approx(expected, rel=1e-10)
+        assert row["p_adjusted"] == row["p_value"]  # correction none
+        assert row["delta"] == pytest.approx(cand[m] - base[m])
+
+
+def test_holm_adjusts_over_the_whole_family():
+    comp = compare(QRELS, RUNS, MEASURES, n_resamples=200)
+    raw = np.array([r["p_value"] for r in comp.rows])
+    order = np.argsort(raw)
+    expected = np.maximum.accumulate(np.minimum(1, raw[order] * (len(raw) - np.arange(len(raw)))))
+    adjusted = np.array([r["p_adjusted"] for r in comp.rows])[order]
+    assert adjusted == pytest.approx(expected)
+
+
+def test_reproducible_with_a_seed():
+    a = compare(QRELS, RUNS[:2], MEASURES, randomization=True, n_resamples=500, n_permutations=500, seed=7)
+    b = compare(QRELS, RUNS[:2], MEASURES, randomization=True, n_resamples=500, n_permutations=500, seed=7)
+    c = compare(QRELS, RUNS[:2], MEASURES, randomization=True, n_resamples=500, n_permutations=500, seed=8)
+    assert a.rows == b.rows
+    assert [r["ci"] for r in a.rows] != [r["ci"] for r in c.rows]
+
+
+def test_runs_with_different_query_sets_compare_on_shared_queries():
+    # keyword_first misses q04: with --queries intersection it is evaluated on 62 queries
+    comp = compare(QRELS, [RUNS[0], RUNS[2]], ["nDCG@10"], queries="intersection", n_resamples=200)
+    assert len(comp.query_ids) == 62 and "q04" not in comp.query_ids
+    assert any("different query sets" in n for n in comp.notes)
+    # default policy: q04 scores 0 for keyword_first and all 63 queries are compared
+    assert len(compare(QRELS, [RUNS[0], RUNS[2]], ["nDCG@10"], n_resamples=200).query_ids) == 63
+
+
+def test_baseline_names_detect_and_formats(capsys):
+    code, out, _ = cli(
+        capsys, "compare", QRELS, *RUNS, "--name", "a", "--name", "b", "--name", "c", "--baseline", "b",
+        "-m", "nDCG@10", "--detect", "0.05", "--format", "markdown",
+    )  # fmt: skip
+    assert code == 0
+    assert "| a | nDCG@10 |" in out and "| c | nDCG@10 |" in out and "baseline: b" in out
+    assert "queries needed to detect a delta of 0.05" in out
+    code, out, _ = cli(capsys, "compare", QRELS, *RUNS[:2], "-m", "nDCG@10", "--format", "latex")
+    assert r"\begin{tabular}" in out and r"\bottomrule" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((RUNS[0],), "at least two runs"),
+        ((*RUNS[:2], "--baseline", "nope"), "No system named 'nope'"),
+        ((RUNS[0], RUNS[0]), "System names must differ"),
+    ],
+)
+def test_bad_usage_exits_2(capsys, args, message):
+    code, out, err = cli(capsys, "compare", QRELS, *args)
+    assert code == 2 and message in err and "Traceback" not in err and out == ""
