@@ -109,3 +109,26 @@ def test_baseline_names_detect_and_formats(capsys):
 def test_bad_usage_exits_2(capsys, args, message):
     code, out, err = cli(capsys, "compare", QRELS, *args)
     assert code == 2 and message in err and "Traceback" not in err and out == ""
+
+
+def test_eval_ci_brackets_the_mean_and_is_reproducible(capsys):
+    args = ("eval", QRELS, RUNS[0], "-m", "nDCG@10,R@10,NumRel", "--ci", "--format", "json")
+    code, out, _ = cli(capsys, *args)
+    assert code == 0
+    data = json.loads(out)
+    for name in ("nDCG@10", "R@10"):
+        lo, hi = data["ci"][name]
+        assert lo < data["aggregate"][name] < hi
+        assert hi - lo < 0.3
+    assert data["ci"]["NumRel"] is None  # summed, not averaged: no interval
+    assert data["settings"]["ci"]["n_resamples"] == 10_000
+    assert json.loads(cli(capsys, *args)[1])["ci"] == data["ci"]
+
+
+def test_eval_ci_agrees_with_scipy_bootstrap():
+    res = rankgate.evaluate(QRELS, RUNS[0], ["nDCG@10"]).with_confidence_intervals(n_resamples=20_000, seed=1)
+    ref = scipy_stats.bootstrap(
+        (res.column("nDCG@10"),), np.mean, n_resamples=20_000, method="percentile", random_state=2
+    ).confidence_interval
+    lo, hi = res.ci["nDCG@10"]
+    assert lo == pytest.approx(ref.low, abs=0.01) and hi == pytest.approx(ref.high, abs=0.01)

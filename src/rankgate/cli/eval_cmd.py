@@ -22,6 +22,10 @@ DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10", "AP", "P@10")
 )
 @click.option("--per-query", is_flag=True, help="Also report the value of every query.")
 @click.option("--name", help="Name of the run in the output (default: the file stem).")
+@click.option(
+    "--ci", "with_ci", is_flag=True, help="Add a 95% bootstrap confidence interval (over queries) to each mean."
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap resamples (with --ci).")
 @semantics_options
 @output_options
 def eval_command(
@@ -30,6 +34,8 @@ def eval_command(
     measures: tuple[str, ...],
     per_query: bool,
     name: str | None,
+    with_ci: bool,
+    seed: int,
     queries: str,
     ties: str,
     rel: int,
@@ -53,6 +59,7 @@ def eval_command(
       rankgate eval qrels.tsv run.trec.gz -m ndcg_cut.10,recall.100 --format json
       rankgate eval qrels.txt run.txt -m AP --per-query --format trec
       rankgate eval qrels.txt run.txt -m P@10 --rel 2 --queries intersection
+      rankgate eval qrels.txt run.txt -m nDCG@10 --ci
     """
     from rankgate.io import read_qrels, read_run
     from rankgate.measures.evaluate import evaluate
@@ -65,5 +72,7 @@ def eval_command(
     results = evaluate(
         q, r, wanted, queries=queries, ties=ties, rel=rel, empty=empty, duplicates=duplicates, judged_only=judged_only
     )
+    if with_ci:
+        results.with_confidence_intervals(seed=seed)
     emit(render(results, fmt, per_query=per_query), output)
     warn(results.warnings)

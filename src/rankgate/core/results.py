@@ -37,6 +37,32 @@ class Results:
     warnings: list[str] = field(default_factory=list)
     run_name: str | None = None
     versions: dict[str, str] = field(default_factory=dict)
+    ci: dict[str, list[float] | None] | None = None  # bootstrap CI of each aggregate, when asked
+
+    def with_confidence_intervals(
+        self, *, n_resamples: int = 10_000, confidence: float = 0.95, seed: int = 0
+    ) -> Results:
+        """Add a bootstrap confidence interval over queries to each mean aggregate.
+
+        Queries are resampled with replacement (the same resamples for every measure); count
+        measures (summed, not averaged) get no interval.
+        """
+        from rankgate.stats.bootstrap import bootstrap_ci_columns
+
+        self.ci = {}
+        if len(self.query_ids) == 0:
+            self.ci = {name: None for name in self.names}
+            return self
+        low, high = bootstrap_ci_columns(self.values, n_resamples=n_resamples, confidence=confidence, seed=seed)
+        for j, m in enumerate(self.measures):
+            self.ci[str(m)] = None if m.spec.aggregate == "sum" else [float(low[j]), float(high[j])]
+        self.settings["ci"] = {
+            "method": "bootstrap over queries, percentile",
+            "n_resamples": n_resamples,
+            "confidence": confidence,
+            "seed": seed,
+        }
+        return self
 
     @property
     def names(self) -> list[str]:
@@ -92,6 +118,8 @@ class Results:
         out: dict[str, Any] = {"measures": self.names, "aggregate": aggregate}
         if per_query:
             out["per_query"] = self.per_query
+        if self.ci is not None:
+            out["ci"] = dict(self.ci)
         out["queries"] = dict(self.queries)
         out["settings"] = dict(self.settings)
         out["warnings"] = list(self.warnings)

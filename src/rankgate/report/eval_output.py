@@ -103,8 +103,14 @@ def table(results: Results, *, per_query: bool = False) -> Any:
     t = Table(title=title)
     t.add_column("measure")
     t.add_column("value", justify="right")
+    if results.ci is not None:
+        t.add_column("95% CI", justify="right")
     for (name, v), s in zip(results.aggregate.items(), sums, strict=True):
-        t.add_row(name, format_value(v, s))
+        cells = [name, format_value(v, s)]
+        if results.ci is not None:
+            interval = results.ci.get(name)
+            cells.append("-" if interval is None else f"[{interval[0]:.4f}, {interval[1]:.4f}]")
+        t.add_row(*cells)
     return Group(t, footer)
 
 
