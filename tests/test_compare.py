@@ -132,3 +132,23 @@ def test_eval_ci_agrees_with_scipy_bootstrap():
     ).confidence_interval
     lo, hi = res.ci["nDCG@10"]
     assert lo == pytest.approx(ref.low, abs=0.01) and hi == pytest.approx(ref.high, abs=0.01)
+
+
+def test_cutoffs_table_matches_evaluate(capsys):
+    code, out, _ = cli(
+        capsys, "cutoffs", QRELS, *RUNS[:2], "-m", "R,nDCG(gain=exp)", "-k", "1,5,10", "--format", "json"
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert data["cutoffs"] == [1, 5, 10]
+    expected = rankgate.evaluate(QRELS, RUNS[1], ["R@1", "R@5", "R@10", "nDCG(gain=exp)@5"]).aggregate
+    for name, value in expected.items():
+        assert data["runs"]["dense"][name] == pytest.approx(value)
+    code, out, _ = cli(capsys, "cutoffs", QRELS, RUNS[0], "-k", "1,3")
+    assert code == 0 and "@3" in out and "bm25" in out
+
+
+@pytest.mark.parametrize(("k", "message"), [("0,5", ">= 1"), ("a,b", "whole numbers")])
+def test_cutoffs_bad_k(capsys, k, message):
+    code, _, err = cli(capsys, "cutoffs", QRELS, RUNS[0], "-k", k)
+    assert code == 2 and message in err

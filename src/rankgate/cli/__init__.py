@@ -17,6 +17,7 @@ from rankgate import __version__
 _COMMANDS = {
     "eval": ("rankgate.cli.eval_cmd", "eval_command", "Evaluate a run against relevance judgments."),
     "compare": ("rankgate.cli.compare_cmd", "compare_command", "Compare runs: paired tests, confidence intervals."),
+    "cutoffs": ("rankgate.cli.cutoffs_cmd", "cutoffs_command", "Tabulate measures at several cutoffs k."),
     "measures": ("rankgate.cli.measures_cmd", "measures_command", "List the measures, their definitions and aliases."),
     "demo": ("rankgate.cli.demo_cmd", "demo_command", "Evaluate the built-in demo runs and print a table."),
 }
