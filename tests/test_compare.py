@@ -152,3 +152,41 @@ def test_cutoffs_table_matches_evaluate(capsys):
 def test_cutoffs_bad_k(capsys, k, message):
     code, _, err = cli(capsys, "cutoffs", QRELS, RUNS[0], "-k", k)
     assert code == 2 and message in err
+
+
+def test_per_tag_breakdown(capsys, tmp_path):
+    from rankgate.data import demo_dir, demo_query_tags
+    from rankgate.io.tags import read_query_tags
+
+    tags = read_query_tags(demo_dir() / "queries.jsonl")
+    assert tags == demo_query_tags()
+    comp = compare(QRELS, RUNS[:2], ["nDCG@10"], tags=tags, n_resamples=300)
+    sizes: dict[str, int] = {}
+    for row in comp.by_tag:
+        sizes[row["tag"]] = sizes.get(row["tag"], 0) + row["n"]
+        assert row["small"] == (row["n"] < 10)
+    assert sizes == {"difficulty": 63, "topic": 63}
+    base = rankgate.evaluate(QRELS, RUNS[0], ["nDCG@10"])
+    cand = rankgate.evaluate(QRELS, RUNS[1], ["nDCG@10"])
+    hard = [i for i, q in enumerate(base.query_ids) if tags[q]["difficulty"] == "hard"]
+    row = next(r for r in comp.by_tag if r["tag"] == "difficulty" and r["value"] == "hard")
+    assert row["n"] == len(hard) == 24
+    expected = cand.column("nDCG@10")[hard].mean() - base.column("nDCG@10")[hard].mean()
+    assert row["delta"] == pytest.approx(expected)
+    deltas = [r["delta"] for r in comp.by_tag if not r["small"]]
+    assert deltas == sorted(deltas)  # worst first
+    # CSV tags through the CLI
+    csv_tags = tmp_path / "tags.csv"
+    csv_tags.write_text("qid,tier\n" + "".join(f"{q},{'A' if i % 2 else 'B'}\n" for i, q in enumerate(tags)))
+    code, out, _ = cli(
+        capsys, "compare", QRELS, *RUNS[:2], "-m", "nDCG@10", "--tags", str(csv_tags), "--format", "json"
+    )
+    by_tag = json.loads(out)["by_tag"]
+    assert code == 0 and {r["value"] for r in by_tag} == {"A", "B"} and sum(r["n"] for r in by_tag) == 63
+
+
+def test_tags_file_errors(capsys, tmp_path):
+    bad = tmp_path / "tags.csv"
+    bad.write_text("name,tier\nq01,A\n")
+    code, _, err = cli(capsys, "compare", QRELS, *RUNS[:2], "--tags", str(bad))
+    assert code == 2 and "tags.csv:1" in err and "no query id column" in err

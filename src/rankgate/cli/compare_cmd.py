@@ -55,6 +55,12 @@ DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10")
 @click.option("--detect", type=float, help="A delta to detect: report how many queries that needs.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random draw.")
 @click.option(
+    "--tags",
+    "tags_path",
+    type=click.Path(dir_okay=False),
+    help="Query metadata (JSONL/CSV/TSV: query id + tags such as topic, tier): adds a per-tag breakdown.",
+)
+@click.option(
     "--format", "fmt", type=click.Choice(["table", "json", "markdown", "latex"]), default="table", show_default=True
 )
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the output to this file.")
@@ -73,6 +79,7 @@ def compare_command(
     alpha: float,
     detect: float | None,
     seed: int,
+    tags_path: str | None,
     fmt: str,
     output: str | None,
     queries: str,
@@ -94,11 +101,14 @@ def compare_command(
       rankgate compare qrels.txt bm25.txt dense.txt -m nDCG@10 -m R@100
       rankgate compare qrels.txt a.txt b.txt c.txt --baseline a --randomization --format json
       rankgate compare qrels.txt base.txt new.txt -m RR@10 --detect 0.02
+      rankgate compare qrels.txt base.txt new.txt --tags queries.jsonl
     """
     from rankgate.io import read_qrels, read_run
+    from rankgate.io.tags import read_query_tags
     from rankgate.report.compare_output import render
     from rankgate.stats.comparison import compare
 
+    tags = read_query_tags(tags_path) if tags_path else None
     q = read_qrels(qrels, format=qrels_format, duplicates=duplicates)
     loaded = [read_run(r, format=run_format, duplicates=duplicates) for r in runs]
     result = compare(
@@ -115,6 +125,7 @@ def compare_command(
         alpha=alpha,
         detect=detect,
         seed=seed,
+        tags=tags,
         queries=queries,
         ties=ties,
         rel=rel,

@@ -76,6 +76,17 @@ def footer(comparison: Comparison) -> str:
     return text
 
 
+TAG_HEADERS = ("system", "measure", "tag", "n", "baseline", "mean", "delta", "95% CI")
+
+
+def _tag_cells(row: dict[str, Any]) -> list[str]:
+    lo, hi = row["ci"]
+    ci = "-" if lo is None or math.isnan(lo) else f"[{lo:+.4f}, {hi:+.4f}]"
+    size = f"{row['n']}" + (" (small)" if row["small"] else "")
+    return [row["system"], row["measure"], f"{row['tag']}={row['value']}", size,
+            f"{row['baseline_mean']:.4f}", f"{row['mean']:.4f}", f"{row['delta']:+.4f}", ci]  # fmt: skip
+
+
 def table(comparison: Comparison) -> Any:
     from rich.console import Group
     from rich.table import Table
@@ -86,14 +97,26 @@ def table(comparison: Comparison) -> Any:
         t.add_column(h, justify="left" if h in ("system", "measure") else "right")
     for row in comparison.rows:
         t.add_row(*_cells(comparison, row), style="bold" if row["significant"] else None)
-    return Group(t, Text(footer(comparison), style="dim"))
+    parts: list[Any] = [t, Text(footer(comparison), style="dim")]
+    if comparison.by_tag:
+        b = Table(title="By tag (worst delta first; small = under 10 queries)")
+        for h in TAG_HEADERS:
+            b.add_column(h, justify="left" if h in ("system", "measure", "tag") else "right")
+        for row in comparison.by_tag:
+            b.add_row(*_tag_cells(row), style="dim" if row["small"] else None)
+        parts.append(b)
+    return Group(*parts)
 
 
 def _markdown(comparison: Comparison) -> str:
     lines = ["| " + " | ".join(HEADERS) + " |", "|" + "|".join("---" for _ in HEADERS) + "|"]
     for row in comparison.rows:
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in _cells(comparison, row)) + " |")
-    return "\n".join(lines) + "\n\n" + "\n".join(f"_{line}_  " for line in footer(comparison).splitlines()) + "\n"
+    out = "\n".join(lines) + "\n\n" + "\n".join(f"_{line}_  " for line in footer(comparison).splitlines()) + "\n"
+    if comparison.by_tag:
+        out += "\n| " + " | ".join(TAG_HEADERS) + " |\n|" + "|".join("---" for _ in TAG_HEADERS) + "|\n"
+        out += "\n".join("| " + " | ".join(_tag_cells(r)) + " |" for r in comparison.by_tag) + "\n"
+    return out
 
 
 def _latex(comparison: Comparison) -> str:

@@ -24,6 +24,7 @@ from rankgate.stats.power import queries_needed
 from rankgate.stats.summary import paired_summary
 
 CORRECTIONS: tuple[str, ...] = ("holm", "bonferroni", "bh", "none")
+MIN_GROUP = 10  # fewer queries than this: a group's interval and p-value say little
 
 
 @dataclass
@@ -38,6 +39,7 @@ class Comparison:
     results: dict[str, Results]
     settings: dict[str, Any]
     notes: list[str] = field(default_factory=list)
+    by_tag: list[dict[str, Any]] = field(default_factory=list)
 
     def row(self, system: str, measure: str) -> dict[str, Any]:
         for r in self.rows:
@@ -54,6 +56,7 @@ class Comparison:
             "comparisons": [_jsonable(r) for r in self.rows],
             "means": {s: _jsonable(res.aggregate) for s, res in self.results.items()},
             "queries": {"compared": len(self.query_ids)},
+            "by_tag": [_jsonable(r) for r in self.by_tag],
             "settings": dict(self.settings),
             "notes": list(self.notes),
         }
@@ -78,6 +81,7 @@ def compare(
     alpha: float = 0.05,
     detect: float | None = None,
     seed: int = 0,
+    tags: dict[str, dict[str, str]] | None = None,
     **evaluate_options: Any,
 ) -> Comparison:
     """Compare runs on the same queries; the first run (or ``baseline``) is the baseline.
@@ -98,6 +102,8 @@ def compare(
         alpha: significance level (marks, power analysis).
         detect: a delta to detect; each row then says how many queries that needs.
         seed: seed of every random draw; the same seed gives the same numbers.
+        tags: ``{qid: {tag: value}}``; adds a breakdown per tag value (``by_tag``), worst
+            delta first, with group sizes; groups under 10 queries are marked ``small``.
         **evaluate_options: ``queries=``, ``ties=``, ``rel=``, ``empty=``, ``duplicates=``,
             ``judged_only=`` as in `rankgate.evaluate`.
     """
@@ -185,6 +191,7 @@ def compare(
         r["p_adjusted"] = p
         r["significant"] = bool(p < alpha)
 
+    by_tag = _breakdown(tags, common, base_matrix, results, candidates, measure_names, n_resamples, seed)
     settings = {
         **base_res.settings,
         "test": test,
@@ -209,7 +216,55 @@ def compare(
         results=results,
         settings=settings,
         notes=notes,
+        by_tag=by_tag,
     )
+
+
+def _breakdown(
+    tags: dict[str, dict[str, str]] | None,
+    queries: list[str],
+    base_matrix: np.ndarray,
+    results: dict[str, Results],
+    candidates: list[str],
+    measures: list[str],
+    n_resamples: int,
+    seed: int,
+) -> list[dict[str, Any]]:
+    """Deltas per tag value (unadjusted p-values: a breakdown explores, it does not decide)."""
+    if not tags:
+        return []
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, qid in enumerate(queries):
+        for key, value in tags.get(qid, {}).items():
+            groups.setdefault((key, value), []).append(i)
+    rows: list[dict[str, Any]] = []
+    for name in candidates:
+        cand_matrix = _matrix(results[name], queries)
+        for (key, value), members in sorted(groups.items()):
+            idx = np.asarray(members)
+            base, cand = base_matrix[idx], cand_matrix[idx]
+            for j, measure in enumerate(measures):
+                row: dict[str, Any] = {
+                    "tag": key,
+                    "value": value,
+                    "n": len(members),
+                    "small": len(members) < MIN_GROUP,
+                    "system": name,
+                    "measure": measure,
+                    "baseline_mean": float(base[:, j].mean()),
+                    "mean": float(cand[:, j].mean()),
+                    "delta": float(cand[:, j].mean() - base[:, j].mean()),
+                    "ci": [math.nan, math.nan],
+                    "p_value": math.nan,
+                }
+                rows.append(row)
+            if len(members) >= 2:
+                summary = paired_summary(base, cand, n_resamples=n_resamples, seed=seed, names=measures)
+                for j, row in enumerate(rows[-len(measures) :]):
+                    row["ci"] = [float(summary.ci_low[j]), float(summary.ci_high[j])]
+                    row["p_value"] = float(summary.p_value[j])
+    rows.sort(key=lambda r: (r["system"], r["measure"], r["small"], r["delta"]))
+    return rows
 
 
 def _common_queries(results: dict[str, Results]) -> list[str]:
