@@ -53,7 +53,7 @@ def fail(name: str, func: str, must: str, got: Any, *, data: bool = True) -> NoR
     message = f"The '{name}' parameter of {func} must be {must}. Got {describe(got)} instead."
     if data:
         raise InputError(message)
-    raise ConfigError(message, key_path=name)
+    raise ConfigError(message)
 
 
 def as_scores(x: Any, name: str, func: str, *, ndim: int, min_rows: int = 1) -> FloatArray:

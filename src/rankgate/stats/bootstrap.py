@@ -122,6 +122,7 @@ def _interval(
     rng = make_rng(seed, STREAM_BOOTSTRAP, func)
     mean = d.mean(axis=0)
     flat = (d == d[0]).all(axis=0)
+    mean[flat] = d[0, flat]  # exactly the common value, without rounding
     if flat.all():
         return mean.copy(), mean.copy()
     theta = _resampled_means(d, resamples, rng)
@@ -184,7 +185,11 @@ def _bca_levels(d: FloatArray, theta: FloatArray, mean: FloatArray, alpha: float
         accel = np.where(s2 > 0, (u**3).sum(axis=0) / (6.0 * s2**1.5), 0.0)
     z_alpha = float(ndtri(alpha))
     ends = []
-    for z in (z_alpha, -z_alpha):
+    for z, plain in ((z_alpha, alpha), (-z_alpha, 1.0 - alpha)):
         shifted = z0 + z
-        ends.append(ndtr(z0 + shifted / (1.0 - accel * shifted)))
+        denominator = 1.0 - accel * shifted
+        with np.errstate(divide="ignore", invalid="ignore"):
+            level = ndtr(z0 + shifted / denominator)
+        # BCa is undefined when the denominator is not positive (extreme skew): use the percentile level.
+        ends.append(np.where(denominator > 0, level, plain))
     return ends[0], ends[1]

@@ -60,7 +60,7 @@ def adjust_p(p_values: Any, method: str = "holm") -> FloatArray:
     if bad.any():
         raise InputError(
             "The 'p_values' parameter of adjust_p must hold numbers in [0, 1] only. "
-            f"Got {p[bad].ravel()[0]!r} instead."
+            f"Got {float(p[bad].ravel()[0])!r} instead."
         )
     m = p.size
     if m == 0 or how == "none":

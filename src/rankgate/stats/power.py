@@ -11,8 +11,8 @@ probability of a significant result is::
 `queries_needed` finds the smallest ``n`` that reaches the target, starting from the normal
 approximation ``n0 = ((z(1 - alpha / 2) + z(power)) * sd / delta) ** 2`` (the t-test never
 needs fewer queries than that) and stepping up. These are exact t-test numbers, as in
-G*Power's "means: difference from constant (matched pairs)"; the normal approximation
-alone under-counts small samples (it says 32 queries for d_z = 0.5 where 34 are needed).
+G*Power's "Means: difference between two dependent means (matched pairs)"; the normal
+approximation alone under-counts small samples (32 queries for d_z = 0.5; 34 are needed).
 
 >>> queries_needed(0.5, 1.0)  # d_z = 0.5, alpha 0.05, power 0.8
 34
@@ -107,8 +107,7 @@ def queries_needed(delta: float, sd_delta: float, *, alpha: float = 0.05, power:
     if d == 0:
         raise ConfigError(
             f"The 'delta' parameter of {func} must be a nonzero number (no number of queries "
-            f"detects a delta of 0). Got {delta!r} instead.",
-            key_path="delta",
+            f"detects a delta of 0). Got {delta!r} instead."
         )
     sd = check_real(sd_delta, "sd_delta", func, minimum=0.0)
     level, target = _levels(alpha, power, func)
@@ -117,10 +116,7 @@ def queries_needed(delta: float, sd_delta: float, *, alpha: float = 0.05, power:
     dz = d / sd
     n0 = (_z(1 - level / 2) + _z(target)) ** 2 / dz**2
     if n0 > 1e12:
-        raise ConfigError(
-            f"The 'delta' parameter of {func} is too small for this SD: it needs about {n0:.3g} queries.",
-            key_path="delta",
-        )
+        raise ConfigError(f"The 'delta' parameter of {func} is too small for this SD: it needs about {n0:.3g} queries.")
     n = max(2, math.ceil(n0))
     while _power(dz, n, level) < target - POWER_TOLERANCE:
         n += 1
@@ -132,8 +128,7 @@ def _levels(alpha: Any, power: Any, func: str) -> tuple[float, float]:
     target = check_fraction(power, "power", func)
     if target <= level:
         raise ConfigError(
-            f"The 'power' parameter of {func} must be greater than alpha ({level:g}). Got {target!r} instead.",
-            key_path="power",
+            f"The 'power' parameter of {func} must be greater than alpha ({level:g}). Got {target!r} instead."
         )
     return level, target
 
