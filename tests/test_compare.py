@@ -190,3 +190,14 @@ def test_tags_file_errors(capsys, tmp_path):
     bad.write_text("name,tier\nq01,A\n")
     code, _, err = cli(capsys, "compare", QRELS, *RUNS[:2], "--tags", str(bad))
     assert code == 2 and "tags.csv:1" in err and "no query id column" in err
+
+
+def test_all_pairs_tukey(capsys):
+    comp = compare(QRELS, RUNS, ["nDCG@10", "RR@10"], all_pairs=True, n_resamples=200, n_permutations=2000)
+    assert len(comp.pairs) == 2 * 3  # 3 pairs per measure
+    pair = next(p for p in comp.pairs if p["measure"] == "nDCG@10" and {p["a"], p["b"]} == {"dense", "keyword_first"})
+    assert pair["p_value"] < 0.01 and pair["test"] == "randomized Tukey HSD"
+    assert pair["delta"] == pytest.approx(pair["mean_b"] - pair["mean_a"])
+    code, out, _ = cli(capsys, "compare", QRELS, *RUNS, "-m", "nDCG@10", "--all-pairs", "--permutations", "500",
+                       "--format", "json")  # fmt: skip
+    assert code == 0 and len(json.loads(out)["pairs"]) == 3

@@ -30,6 +30,7 @@ DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10")
     help="Test whose p-value is reported: paired t-test or paired randomization test.",
 )
 @click.option("--randomization", is_flag=True, help="Also report the randomization test's p-value.")
+@click.option("--all-pairs", is_flag=True, help="Also test every pair of systems (randomized Tukey HSD).")
 @click.option(
     "--correction",
     type=click.Choice(["holm", "bonferroni", "bh", "none"]),
@@ -73,6 +74,7 @@ def compare_command(
     names: tuple[str, ...],
     test: str,
     randomization: bool,
+    all_pairs: bool,
     correction: str,
     resamples: int,
     permutations: int,
@@ -100,6 +102,7 @@ def compare_command(
     Examples:
       rankgate compare qrels.txt bm25.txt dense.txt -m nDCG@10 -m R@100
       rankgate compare qrels.txt a.txt b.txt c.txt --baseline a --randomization --format json
+      rankgate compare qrels.txt a.txt b.txt c.txt --all-pairs
       rankgate compare qrels.txt base.txt new.txt -m RR@10 --detect 0.02
       rankgate compare qrels.txt base.txt new.txt --tags queries.jsonl
     """
@@ -126,6 +129,7 @@ def compare_command(
         detect=detect,
         seed=seed,
         tags=tags,
+        all_pairs=all_pairs,
         queries=queries,
         ties=ties,
         rel=rel,

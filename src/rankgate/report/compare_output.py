@@ -98,6 +98,15 @@ def table(comparison: Comparison) -> Any:
     for row in comparison.rows:
         t.add_row(*_cells(comparison, row), style="bold" if row["significant"] else None)
     parts: list[Any] = [t, Text(footer(comparison), style="dim")]
+    if comparison.pairs:
+        pt = Table(title="All pairs (randomized Tukey HSD, family-wise p)")
+        for h in ("measure", "a", "b", "mean a", "mean b", "b - a", "p"):
+            pt.add_column(h, justify="left" if h in ("measure", "a", "b") else "right")
+        for r in comparison.pairs:
+            mark = " *" if r["p_value"] < comparison.settings["alpha"] else ""
+            pt.add_row(r["measure"], r["a"], r["b"], f"{r['mean_a']:.4f}", f"{r['mean_b']:.4f}",
+                       f"{r['delta']:+.4f}{mark}", f"{r['p_value']:.4f}")  # fmt: skip
+        parts.append(pt)
     if comparison.by_tag:
         b = Table(title="By tag (worst delta first; small = under 10 queries)")
         for h in TAG_HEADERS:

@@ -40,6 +40,7 @@ class Comparison:
     settings: dict[str, Any]
     notes: list[str] = field(default_factory=list)
     by_tag: list[dict[str, Any]] = field(default_factory=list)
+    pairs: list[dict[str, Any]] = field(default_factory=list)
 
     def row(self, system: str, measure: str) -> dict[str, Any]:
         for r in self.rows:
@@ -57,6 +58,7 @@ class Comparison:
             "means": {s: _jsonable(res.aggregate) for s, res in self.results.items()},
             "queries": {"compared": len(self.query_ids)},
             "by_tag": [_jsonable(r) for r in self.by_tag],
+            "pairs": [_jsonable(r) for r in self.pairs],
             "settings": dict(self.settings),
             "notes": list(self.notes),
         }
@@ -82,6 +84,7 @@ def compare(
     detect: float | None = None,
     seed: int = 0,
     tags: dict[str, dict[str, str]] | None = None,
+    all_pairs: bool = False,
     **evaluate_options: Any,
 ) -> Comparison:
     """Compare runs on the same queries; the first run (or ``baseline``) is the baseline.
@@ -104,6 +107,8 @@ def compare(
         seed: seed of every random draw; the same seed gives the same numbers.
         tags: ``{qid: {tag: value}}``; adds a breakdown per tag value (``by_tag``), worst
             delta first, with group sizes; groups under 10 queries are marked ``small``.
+        all_pairs: also test every pair of systems with a randomized Tukey HSD (queries as
+            blocks, ``n_permutations`` shuffles), which controls the family-wise error rate.
         **evaluate_options: ``queries=``, ``ties=``, ``rel=``, ``empty=``, ``duplicates=``,
             ``judged_only=`` as in `rankgate.evaluate`.
     """
@@ -191,6 +196,7 @@ def compare(
         r["p_adjusted"] = p
         r["significant"] = bool(p < alpha)
 
+    pairs = _all_pairs(results, labels, common, measure_names, n_permutations, seed) if all_pairs else []
     by_tag = _breakdown(tags, common, base_matrix, results, candidates, measure_names, n_resamples, seed)
     settings = {
         **base_res.settings,
@@ -217,7 +223,34 @@ def compare(
         settings=settings,
         notes=notes,
         by_tag=by_tag,
+        pairs=pairs,
     )
+
+
+def _all_pairs(
+    results: dict[str, Results], labels: list[str], queries: list[str], measures: list[str], n: int, seed: int
+) -> list[dict[str, Any]]:
+    """Randomized Tukey HSD per measure over all systems (Carterette 2012)."""
+    from rankgate.stats.tukey import randomized_tukey_hsd
+
+    matrices = [_matrix(results[name], queries) for name in labels]
+    rows: list[dict[str, Any]] = []
+    for j, measure in enumerate(measures):
+        tukey = randomized_tukey_hsd(np.column_stack([m[:, j] for m in matrices]), n_resamples=n, seed=seed)
+        for a, b, delta, p in tukey.pairs():
+            rows.append(
+                {
+                    "measure": measure,
+                    "a": labels[a],
+                    "b": labels[b],
+                    "mean_a": float(tukey.means[a]),
+                    "mean_b": float(tukey.means[b]),
+                    "delta": delta,
+                    "p_value": p,
+                    "test": "randomized Tukey HSD",
+                }
+            )
+    return rows
 
 
 def _breakdown(
