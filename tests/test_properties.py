@@ -154,3 +154,48 @@ def test_registry_metadata_is_complete():
         for example in spec.examples:
             assert str(rankgate.parse_measure(example)) == example
         assert spec.bounds[0] == 0.0 and (spec.bounds[1] == 1.0 or math.isinf(spec.bounds[1]))
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["q1", "q2", "q10"]),
+            st.sampled_from(["a", "b", "bb", "doc-0123456789"]),
+            st.integers(0, 5).map(float),
+        ),  # fmt: skip
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_duplicate_policies_match_a_dict_reference(rows):
+    """Hash-based duplicate detection equals keeping the first / the max-score copy by hand."""
+    first: dict[tuple[str, str], float] = {}
+    best: dict[tuple[str, str], float] = {}
+    for q, d, s in rows:
+        first.setdefault((q, d), s)
+        best[(q, d)] = max(best.get((q, d), s), s)
+    qs, ds, ss = zip(*rows, strict=True)
+    has_dups = len(first) < len(rows)
+    if has_dups:
+        with pytest.raises(rankgate.InputError, match="duplicate document"):
+            rankgate.Run(qs, ds, ss)
+    for policy, expected in (("first", first), ("max", best)):
+        run = rankgate.Run(qs, ds, ss, duplicates=policy)
+        got = {(q, d): s for q, docs in run.to_dict().items() for d, s in docs.items()}
+        assert got == expected
+
+
+def test_duplicates_found_across_arrow_chunks_in_a_large_file(tmp_path):
+    """A 300k-line run parsed in several Arrow chunks: far-apart duplicates are still found."""
+    lines = [f"q{i // 1000} Q0 doc{i % 1000}-{i // 1000} 1 {1000 - i % 1000} r\n" for i in range(300_000)]
+    lines.append("q7 Q0 doc5-7 9 0.5 r\n")  # repeats line 7,006
+    lines.append("q250 Q0 doc999-250 9 0.25 r\n")  # repeats line 251,000
+    path = tmp_path / "run.txt"
+    path.write_text("".join(lines))
+    with pytest.raises(rankgate.InputError) as info:
+        rankgate.read_run(str(path))
+    assert "run.txt:300001" in str(info.value) and "run.txt:7006" in str(info.value)
+    run = rankgate.read_run(str(path), duplicates="max")
+    assert run.num_rows == 300_000
+    assert run.to_dict()["q7"]["doc5-7"] == 995.0
