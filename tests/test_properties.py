@@ -163,7 +163,7 @@ def test_registry_metadata_is_complete():
             st.sampled_from(["q1", "q2", "q10"]),
             st.sampled_from(["a", "b", "bb", "doc-0123456789"]),
             st.integers(0, 5).map(float),
-        ),  # fmt: skip
+        ),
         min_size=1,
         max_size=30,
     )
