@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from rankgate.cli.options import emit, semantics_options, split_measures, warn
+from rankgate.cli.options import Semantics, emit, semantics_options, split_measures, warn
 
 DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10")
 
@@ -84,14 +84,7 @@ def compare_command(
     tags_path: str | None,
     fmt: str,
     output: str | None,
-    queries: str,
-    ties: str,
-    rel: int,
-    empty: str,
-    duplicates: str,
-    judged_only: bool,
-    qrels_format: str | None,
-    run_format: str | None,
+    semantics: Semantics,
 ) -> None:
     """Compare RUNS on QRELS: deltas, confidence intervals, paired tests, corrections.
 
@@ -106,14 +99,13 @@ def compare_command(
       rankgate compare qrels.txt base.txt new.txt -m RR@10 --detect 0.02
       rankgate compare qrels.txt base.txt new.txt --tags queries.jsonl
     """
-    from rankgate.io import read_qrels, read_run
     from rankgate.io.tags import read_query_tags
     from rankgate.report.compare_output import render
     from rankgate.stats.comparison import compare
 
     tags = read_query_tags(tags_path) if tags_path else None
-    q = read_qrels(qrels, format=qrels_format, duplicates=duplicates)
-    loaded = [read_run(r, format=run_format, duplicates=duplicates) for r in runs]
+    q = semantics.read_qrels(qrels)
+    loaded = [semantics.read_run(r) for r in runs]
     result = compare(
         q,
         loaded,
@@ -130,12 +122,7 @@ def compare_command(
         seed=seed,
         tags=tags,
         all_pairs=all_pairs,
-        queries=queries,
-        ties=ties,
-        rel=rel,
-        empty=empty,
-        duplicates=duplicates,
-        judged_only=judged_only,
+        **semantics.evaluate_options(),
     )
     emit(render(result, fmt), output)
     for name, res in result.results.items():

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from rankgate.cli.options import emit, semantics_options, split_measures
+from rankgate.cli.options import Semantics, emit, semantics_options, split_measures
 
 DEFAULT_KS = (1, 3, 5, 10, 20, 50, 100)
 
@@ -35,14 +35,7 @@ def cutoffs_command(
     ks: str,
     fmt: str,
     output: str | None,
-    queries: str,
-    ties: str,
-    rel: int,
-    empty: str,
-    duplicates: str,
-    judged_only: bool,
-    qrels_format: str | None,
-    run_format: str | None,
+    semantics: Semantics,
 ) -> None:
     """Tabulate measures at several cutoffs k, to choose the top-k of a RAG pipeline.
 
@@ -52,7 +45,6 @@ def cutoffs_command(
       rankgate cutoffs qrels.txt bm25.txt dense.txt -m R -m nDCG -k 1,5,10,20
     """
     from rankgate.errors import ConfigError
-    from rankgate.io import read_qrels, read_run
     from rankgate.measures.evaluate import evaluate
     from rankgate.measures.parse import parse_measure
     from rankgate.measures.registry import Measure
@@ -68,11 +60,12 @@ def cutoffs_command(
         if b.cutoff is not None:
             raise ConfigError(f"Give measures without a cutoff (e.g. {b.name}); --k sets them. Got {b}.")
     measures = [Measure.make(b.name, k, **dict(b.params)) for b in bases for k in cutoffs]
-    q = read_qrels(qrels, format=qrels_format, duplicates=duplicates)
+    rel = semantics.rel
+    q = semantics.read_qrels(qrels)
     table: dict[str, dict[str, float]] = {}
     for path in runs:
-        r = read_run(path, format=run_format, duplicates=duplicates)
-        res = evaluate(q, r, measures, queries=queries, ties=ties, rel=rel, empty=empty, judged_only=judged_only)
+        r = semantics.read_run(path)
+        res = evaluate(q, r, measures, **semantics.evaluate_options())
         table[r.name or path] = res.aggregate
     names = [str(m.with_defaults(rel=rel)) for m in measures]
     if fmt == "json":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from rankgate.cli.options import emit, output_options, semantics_options, split_measures, warn
+from rankgate.cli.options import Semantics, emit, output_options, semantics_options, split_measures, warn
 
 DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10", "AP", "P@10")
 
@@ -36,14 +36,7 @@ def eval_command(
     name: str | None,
     with_ci: bool,
     seed: int,
-    queries: str,
-    ties: str,
-    rel: int,
-    empty: str,
-    duplicates: str,
-    judged_only: bool,
-    qrels_format: str | None,
-    run_format: str | None,
+    semantics: Semantics,
     fmt: str,
     output: str | None,
 ) -> None:
@@ -61,16 +54,13 @@ def eval_command(
       rankgate eval qrels.txt run.txt -m P@10 --rel 2 --queries intersection
       rankgate eval qrels.txt run.txt -m nDCG@10 --ci
     """
-    from rankgate.io import read_qrels, read_run
     from rankgate.measures.evaluate import evaluate
     from rankgate.measures.parse import parse_measures
     from rankgate.report.eval_output import render
 
     wanted = parse_measures(split_measures(measures) or list(DEFAULT_MEASURES))
-    q = read_qrels(qrels, format=qrels_format, duplicates=duplicates)
-    r = read_run(run, format=run_format, duplicates=duplicates, name=name)
     results = evaluate(
-        q, r, wanted, queries=queries, ties=ties, rel=rel, empty=empty, duplicates=duplicates, judged_only=judged_only
+        semantics.read_qrels(qrels), semantics.read_run(run, name), wanted, **semantics.evaluate_options()
     )
     if with_ci:
         results.with_confidence_intervals(seed=seed)

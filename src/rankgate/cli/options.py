@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
 import click
@@ -29,8 +31,50 @@ def split_measures(values: tuple[str, ...]) -> list[str]:
     return [m for m in out if m]
 
 
-def semantics_options(func: F) -> F:
-    """The semantic choices of DESIGN.md, as options of every verb that evaluates."""
+@dataclass(frozen=True)
+class Semantics:
+    """The semantic options of a verb, gathered into one value (passed as ``semantics``)."""
+
+    queries: str
+    ties: str
+    rel: int
+    empty: str
+    duplicates: str
+    judged_only: bool
+    qrels_format: str | None
+    run_format: str | None
+
+    def evaluate_options(self) -> dict[str, Any]:
+        """Keyword arguments of `rankgate.evaluate` (and `compare`)."""
+        return {
+            "queries": self.queries,
+            "ties": self.ties,
+            "rel": self.rel,
+            "empty": self.empty,
+            "duplicates": self.duplicates,
+            "judged_only": self.judged_only,
+        }
+
+    def read_qrels(self, path: str) -> Any:
+        from rankgate.io import read_qrels
+
+        return read_qrels(path, format=self.qrels_format, duplicates=self.duplicates)
+
+    def read_run(self, path: str, name: str | None = None) -> Any:
+        from rankgate.io import read_run
+
+        return read_run(path, format=self.run_format, duplicates=self.duplicates, name=name)
+
+
+def semantics_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Add the semantic choices of DESIGN.md as options; the command gets one ``semantics``."""
+    names = [f.name for f in fields(Semantics)]
+
+    @functools.wraps(func)
+    def command(*args: Any, **kwargs: Any) -> Any:
+        semantics = Semantics(**{n: kwargs.pop(n) for n in names})
+        return func(*args, semantics=semantics, **kwargs)
+
     options = [
         click.option(
             "--queries",
@@ -82,8 +126,8 @@ def semantics_options(func: F) -> F:
         ),
     ]
     for option in reversed(options):
-        func = option(func)
-    return func
+        command = option(command)
+    return command
 
 
 def output_options(func: F) -> F:
