@@ -370,6 +370,29 @@ BAD_INPUT = [
         2,
         ["run.parquet", "Parquet"],
     ),
+    ("run-blank-lines-only", QRELS, "\n\n  \n", 2, ["run.txt", "empty"]),
+    ("qrels-empty-json", ("qrels.json", '{"q1": {}}'), RUN, 2, ["qrels.json", "no judgments"]),
+    (
+        "jsonl-run-missing-qid",
+        QRELS,
+        ("run.jsonl", '{"qid": "q1", "docid": "d1", "score": 1}\n{"docid": "d2", "score": 0.5}\n'),
+        2,
+        ["run.jsonl:2", "missing query id"],
+    ),
+    (
+        "json-qrels-huge-int-grade",
+        ("qrels.json", '{"q1": {"d1": 100000000000000000000000000000}}'),
+        RUN,
+        2,
+        ["qrels.json", "'d1'", "out of range"],
+    ),
+    (
+        "tsv-qrels-huge-float-grade",
+        ("qrels.tsv", "query-id\tcorpus-id\tscore\nq1\td1\t1e30\n"),
+        RUN,
+        2,
+        ["qrels.tsv:2", "out of range"],
+    ),
 ]
 
 
@@ -405,6 +428,8 @@ BAD_MEASURES = [
     ("nDCG@0", ["nDCG", "0"]),
     ("__import__('os')", ["__import__"]),
     ("nDCG(gain=cubic)@10", ["gain", "cubic"]),
+    ("P@1_0", ["P@1_0", "whole number"]),
+    ("P(rel=2,rel=3)@5", ["'rel'", "twice"]),
 ]
 
 
@@ -626,3 +651,54 @@ def test_messages_show_plain_numbers(tmp_path, qrels, run, shown):
     else:
         assert "'q1'" in message
         assert "'d1'" in message
+
+
+# --------------------------------------------------------------------------------------
+# Degenerate input found in review: each once gave a traceback or a silent wrong number
+# --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("run", [{"q1": []}, {"q1": {}}])
+def test_run_without_results_scores_zero(run):
+    res = rankgate.evaluate({"q1": {"d1": 1}, "q2": {"d2": 1}}, run, ["P@5", "nDCG@10", "AP", "Rprec"])
+    assert res.aggregate == {"P@5": 0.0, "nDCG@10": 0.0, "AP": 0.0, "Rprec": 0.0}
+    assert res.queries["missing_from_run"] == 2
+    assert any("no results" in w for w in res.warnings)
+
+
+def test_no_query_evaluated_is_null_with_a_warning():
+    res = rankgate.evaluate({"q1": {"d1": 1}}, {"q9": {"d1": 1.0}}, "P@5", queries="intersection")
+    assert res.to_dict()["aggregate"] == {"P@5": None}
+    assert any("no query was evaluated" in w for w in res.warnings)
+
+
+def test_categorical_query_ids_with_unused_categories():
+    pd = pytest.importorskip("pandas")
+    run = pd.DataFrame(
+        {
+            "query_id": pd.Categorical(["q1", "q1"], categories=["q0", "q1", "q2"]),
+            "doc_id": ["d1", "d2"],
+            "score": [2.0, 1.0],
+        }
+    )
+    res = rankgate.evaluate({"q1": {"d1": 1}}, run, "P@1")
+    assert res.aggregate == {"P@1": 1.0}
+    assert res.queries["run_only"] == 0  # the unused categories are not queries of the run
+
+
+@pytest.mark.parametrize("measure", ["nDCG(gain=exp)@10", "ERR@10"])
+def test_exponential_gain_refuses_grades_that_overflow(tmp_path, capsys, measure):
+    code, out, err = _eval(tmp_path, capsys, "q1 0 d1 2000\nq1 0 d2 1\n", RUN, "-m", measure, "--format", "json")
+    assert code == 2 and out == ""
+    assert "overflows" in err and "2000" in err and "Traceback" not in err
+
+
+def test_exponential_gain_accepts_the_largest_safe_grade():
+    res = rankgate.evaluate({"q1": {"d1": 1023, "d2": 1}}, {"q1": {"d1": 2.0, "d2": 1.0}}, "nDCG(gain=exp)@10")
+    assert res["nDCG(gain=exp)@10"] == 1.0
+
+
+def test_unwritable_output_is_an_input_error(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    code, _, err = _eval(tmp_path, capsys, QRELS, RUN, "-m", "P@2", "-o", str(blocker / "out.json"))
+    assert code == 2
+    assert "cannot write" in err and "Traceback" not in err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pathlib
 
 import numpy as np
 import pytest
@@ -146,6 +147,30 @@ def test_cutoffs_table_matches_evaluate(capsys):
         assert data["runs"]["dense"][name] == pytest.approx(value)
     code, out, _ = cli(capsys, "cutoffs", QRELS, RUNS[0], "-k", "1,3")
     assert code == 0 and "@3" in out and "bm25" in out
+
+
+@pytest.mark.parametrize("family", ["P", "precision", "Success", "P(rel=2)", "RR", "AP"])
+def test_cutoffs_accepts_families_that_need_a_cutoff(capsys, family):
+    code, out, err = cli(capsys, "cutoffs", QRELS, RUNS[0], "-m", family, "-k", "1,5", "--format", "csv")
+    assert code == 0, err
+    _, row = out.strip().splitlines()
+    name = rankgate.parse_measure(f"{family}@5")
+    expected = rankgate.evaluate(QRELS, RUNS[0], [f"{family}@1", name]).aggregate
+    assert row.split(",")[2:] == [repr(v) for v in expected.values()]
+    assert row.split(",")[1] == str(name).rsplit("@", 1)[0]
+
+
+@pytest.mark.parametrize(("family", "message"), [("P@5", "without a cutoff"), ("Rprec", "takes no cutoff")])
+def test_cutoffs_rejects_what_cannot_be_tabulated(capsys, family, message):
+    code, _, err = cli(capsys, "cutoffs", QRELS, RUNS[0], "-m", family)
+    assert code == 2 and message in err
+
+
+def test_cutoffs_keeps_runs_with_the_same_stem_apart(capsys, tmp_path):
+    copy = tmp_path / "bm25.txt"
+    copy.write_text(pathlib.Path(RUNS[0]).read_text())
+    code, out, _ = cli(capsys, "cutoffs", QRELS, RUNS[0], str(copy), "-k", "1", "--format", "json")
+    assert code == 0 and len(json.loads(out)["runs"]) == 2
 
 
 @pytest.mark.parametrize(("k", "message"), [("0,5", ">= 1"), ("a,b", "whole numbers")])

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
 
 from rankgate.cli.options import Semantics, emit, semantics_options, split_measures
+
+if TYPE_CHECKING:
+    from rankgate.measures.registry import Measure
 
 DEFAULT_KS = (1, 3, 5, 10, 20, 50, 100)
 
@@ -46,7 +50,6 @@ def cutoffs_command(
     """
     from rankgate.errors import ConfigError
     from rankgate.measures.evaluate import evaluate
-    from rankgate.measures.parse import parse_measure
     from rankgate.measures.registry import Measure
 
     try:
@@ -55,28 +58,31 @@ def cutoffs_command(
         raise ConfigError(f"--k takes whole numbers separated by commas. Got {ks!r} instead.", key_path="k") from None
     if not cutoffs or cutoffs[0] < 1:
         raise ConfigError(f"--k needs cutoffs >= 1. Got {ks!r} instead.", key_path="k")
-    bases = [parse_measure(f) for f in (split_measures(families) or ["R", "nDCG"])]
-    for b in bases:
-        if b.cutoff is not None:
-            raise ConfigError(f"Give measures without a cutoff (e.g. {b.name}); --k sets them. Got {b}.")
-    measures = [Measure.make(b.name, k, **dict(b.params)) for b in bases for k in cutoffs]
     rel = semantics.rel
+    # family label (e.g. "P(rel=2)") -> its measures, one per cutoff
+    rows: dict[str, list[Measure]] = {}
+    for text in split_measures(families) or ["R", "nDCG"]:
+        base = _family(text)
+        at_k = [Measure.make(base.name, k, **dict(base.params)).with_defaults(rel=rel) for k in cutoffs]
+        rows[str(at_k[0]).rsplit("@", 1)[0]] = at_k
+    measures = [m for at_k in rows.values() for m in at_k]
     q = semantics.read_qrels(qrels)
     table: dict[str, dict[str, float]] = {}
     for path in runs:
         r = semantics.read_run(path)
+        name = r.name or path
+        if name in table:  # two runs with the same file stem: tell them apart by path
+            name = path
         res = evaluate(q, r, measures, **semantics.evaluate_options())
-        table[r.name or path] = res.aggregate
-    names = [str(m.with_defaults(rel=rel)) for m in measures]
+        table[name] = res.aggregate
     if fmt == "json":
         emit(json.dumps({"cutoffs": cutoffs, "runs": table}, indent=2), output)
         return
     if fmt == "csv":
         lines = ["run,measure," + ",".join(f"k={k}" for k in cutoffs)]
         for run, agg in table.items():
-            for b in bases:
-                row = [f"{agg[n]!r}" for n in names if n.split("@")[0] == str(b.with_defaults(rel=rel))]
-                lines.append(f"{run},{b.with_defaults(rel=rel)}," + ",".join(row))
+            for family, at_k in rows.items():
+                lines.append(f"{run},{family}," + ",".join(repr(agg[str(m)]) for m in at_k))
         emit("\n".join(lines) + "\n", output)
         return
     from rich.table import Table
@@ -89,7 +95,23 @@ def cutoffs_command(
     for k in cutoffs:
         t.add_column(f"@{k}", justify="right")
     for run, agg in table.items():
-        for b in bases:
-            family = str(b.with_defaults(rel=rel))
-            t.add_row(run, family, *(f"{agg[n]:.3f}" for n in names if n.split("@")[0] == family))
+        for family, at_k in rows.items():
+            t.add_row(run, family, *(f"{agg[str(m)]:.3f}" for m in at_k))
     emit(to_text(t), output)
+
+
+def _family(text: str) -> Measure:
+    """A measure family without its cutoff: ``P``, ``recall``, ``nDCG(gain=exp)``."""
+    from rankgate.errors import ConfigError, MeasureError
+    from rankgate.measures.parse import parse_measure
+
+    try:  # families such as P need a cutoff to parse; any k will do, --k replaces it
+        with_k = parse_measure(f"{text}@1")
+    except MeasureError:
+        with_k = None
+    if with_k is not None and "@" not in text:
+        return with_k
+    measure = parse_measure(text)
+    if measure.cutoff is not None:
+        raise ConfigError(f"Give measures without a cutoff (e.g. {measure.name}); --k sets them. Got {measure}.")
+    raise ConfigError(f"{measure} takes no cutoff, so it cannot be tabulated against k.")

@@ -107,6 +107,11 @@ def intern(column: Any) -> Interned:
         codes = np.concatenate([_indices(c) for c in unified.chunks]) if len(unified) else np.zeros(0, np.int32)
         if column.null_count:
             raise ValueError("null in an id column")
+        used = np.bincount(codes, minlength=len(dictionary)) > 0
+        if not used.all():  # e.g. a pandas Categorical with unused categories: keep only ids that occur
+            remap = np.cumsum(used) - 1
+            codes = remap[codes].astype(np.int32)
+            dictionary = dictionary.filter(pa.array(used))
         return Interned(codes=codes, values=as_string_array(dictionary))
     encoded = pc.dictionary_encode(as_strings(column)).combine_chunks()
     codes = array_to_numpy(encoded.indices)
@@ -147,15 +152,17 @@ def _hash_chunk(chunk: pa.Array) -> np.ndarray:
     start = offsets[:-1] - lo
     length = np.diff(offsets)
     h = length.astype(np.uint64) * _GOLDEN
+    # A string's hash depends on its own bytes only: rounds past its end leave it unchanged, so
+    # the same id hashes alike in every chunk, whatever the longest string of that chunk.
     for j in range(0, int(length.max(initial=0)), 8):
         w = words[np.minimum(start + j, hi - lo)]
         rest = length - j
         if (rest < 8).any():  # keep only the bytes of this string: shift the others out
             drop = (np.clip(8 - rest, 0, 8) * 8).astype(np.uint64)
             w = np.where(drop >= 64, np.uint64(0), (w << np.minimum(drop, 63)) >> np.minimum(drop, 63))
-        h ^= w
-        h *= _MIX
-        h ^= h >> np.uint64(32)
+        mixed = (h ^ w) * _MIX
+        mixed ^= mixed >> np.uint64(32)
+        h = np.where(rest > 0, mixed, h)
     return h
 
 

@@ -16,9 +16,8 @@ from rankgate.core.columns import (
     duplicate_keep_mask,
     group_offsets,
     indices,
-    intern,
 )
-from rankgate.core.run import RowLocator, _check_ids, _default_locator, mapping_locator
+from rankgate.core.run import RowLocator, _check_ids, _default_locator, intern_query_ids, mapping_locator
 from rankgate.errors import InputError
 
 
@@ -57,7 +56,7 @@ class Qrels:
             )
         grade = _integer_grades(raw, locate)
         self.source = source
-        interned = intern(qcol)
+        interned = intern_query_ids(qcol, locate)
         _check_ids(interned, dcol, locate)
         rank = byte_order_rank(interned.values)
         codes = rank.astype(np.int64)[interned.codes]
@@ -144,28 +143,35 @@ class Qrels:
         return out
 
 
+def _shown(raw: np.ndarray, row: int) -> Any:
+    value = raw[row]
+    return value.item() if isinstance(value, np.generic) else value
+
+
+MAX_ABS_GRADE = 2**53  # every whole number up to here is exact in float64, as scores and gains are
+
+
 def _integer_grades(raw: np.ndarray, locate: RowLocator) -> np.ndarray:
-    """Grades as int64; a value that is not a whole number is an error naming its row."""
-    if raw.dtype.kind in "iu":
-        return raw.astype(np.int64, copy=False)
+    """Grades as int64; a value that is not a whole number in range is an error naming its row."""
     if raw.dtype.kind == "b":
         return raw.astype(np.int64)
-    out = np.empty(len(raw), dtype=np.int64)
-    if raw.dtype.kind == "f":
-        ok = np.isfinite(raw) & (raw == np.round(raw))
-        if not ok.all():
-            row = int(np.flatnonzero(~ok)[0])
-            raise InputError(f"{locate(row)}: grade must be a whole number (got {raw[row].item()!r})")
-        return raw.astype(np.int64)
-    for i, value in enumerate(raw.tolist()):
-        try:
-            if isinstance(value, bool):
-                out[i] = int(value)
-                continue
-            f = float(value)
-            if not np.isfinite(f) or f != round(f):
-                raise ValueError
-            out[i] = int(f)
-        except (TypeError, ValueError):
-            raise InputError(f"{locate(i)}: grade must be a whole number (got {value!r})") from None
-    return out
+    if raw.dtype.kind in "iu":
+        values = raw.astype(np.float64)
+    elif raw.dtype.kind == "f":
+        values = raw
+    else:
+        values = np.empty(len(raw), dtype=np.float64)
+        for i, value in enumerate(raw.tolist()):
+            try:
+                values[i] = float(value)
+            except (TypeError, ValueError, OverflowError):
+                raise InputError(f"{locate(i)}: grade must be a whole number (got {value!r})") from None
+    whole = np.isfinite(values) & (values == np.round(values))
+    if not whole.all():
+        row = int(np.flatnonzero(~whole)[0])
+        raise InputError(f"{locate(row)}: grade must be a whole number (got {_shown(raw, row)!r})")
+    huge = np.abs(values) > MAX_ABS_GRADE
+    if huge.any():
+        row = int(np.flatnonzero(huge)[0])
+        raise InputError(f"{locate(row)}: grade {_shown(raw, row)!r} is out of range (at most 2^53 in magnitude)")
+    return raw.astype(np.int64) if raw.dtype.kind in "iu" else values.astype(np.int64)

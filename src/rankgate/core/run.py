@@ -74,7 +74,7 @@ class Run:
         locate = locate or _default_locator(source)
         self.name = name
         self.source = source
-        interned = intern(qcol)
+        interned = intern_query_ids(qcol, locate)
         _check_ids(interned, dcol, locate)
         finite = np.isfinite(score)
         if not finite.all():
@@ -254,6 +254,13 @@ def _self_matches(
 
 def _is_dictionary(values: object) -> bool:
     return isinstance(values, pa.Array | pa.ChunkedArray) and pa.types.is_dictionary(values.type)
+
+
+def intern_query_ids(column: Any, locate: RowLocator) -> Interned:
+    """Intern the query id column; a missing (null) id is an input error naming its row."""
+    if column.null_count:
+        raise InputError(f"{locate(first_empty(column))}: missing query id")
+    return intern(column)
 
 
 def _check_ids(queries: Interned, docs: pa.ChunkedArray, locate: RowLocator) -> None:

@@ -122,16 +122,28 @@ def sniff_format(data: bytes) -> str:
 
 @contextlib.contextmanager
 def atomic_writer(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[str]]:
-    """Write to a temporary file beside ``path`` and move it in place only on success."""
+    """Write to a temporary file beside ``path`` and move it in place only on success.
+
+    A failure to create, flush or move the file is an `InputError` naming the path.
+    """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as e:
+        raise InputError(f"cannot write {target}: {e.strerror or e}") from None
     try:
         with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8", newline=None if "b" in mode else "\n") as f:
             yield f
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
+            try:
+                f.flush()
+                os.fsync(f.fileno())
+            except OSError as e:
+                raise InputError(f"cannot write {target}: {e.strerror or e}") from None
+        try:
+            os.replace(tmp, target)
+        except OSError as e:
+            raise InputError(f"cannot write {target}: {e.strerror or e}") from None
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

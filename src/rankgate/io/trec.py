@@ -79,7 +79,7 @@ def read(path: str, layout: Layout, source: str) -> Parsed:
         table = _read_csv(open_stream(path, codec), layout)
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
         table = None
-    if table is None or _suspicious(table):
+    if table is None or table.num_rows == 0 or _suspicious(table):  # the slow path says what was wrong
         return parse(read_bytes(path), layout, source)
     values = _values(table, layout)
     if _bad_values(values, layout):

@@ -22,7 +22,7 @@ from rankgate.core.columns import column_to_numpy, indices, intern
 from rankgate.core.qrels import Qrels
 from rankgate.core.results import Results
 from rankgate.core.run import TIE_POLICIES, Run
-from rankgate.errors import ConfigError
+from rankgate.errors import ConfigError, InputError
 from rankgate.measures.block import RankedBlock, restrict_to_judged
 from rankgate.measures.kernels import KERNELS
 from rankgate.measures.parse import parse_measures
@@ -98,10 +98,13 @@ def evaluate(
 
     q = as_qrels(qrels, duplicates=duplicates)
     r = as_run(run, duplicates=duplicates)
+    if q.num_rows == 0:
+        raise InputError("the qrels hold no judgments: nothing to evaluate", source=q.source)
     plan = _plan_queries(q, r, queries=queries, empty=empty, rel=int(rel))
     grades, judged = _join_grades(q, r)
     order = r.ranking_order(ties)
     max_grade = int(q.grades.max()) if q.num_rows else 0
+    _check_gains(wanted, max_grade, q.source)
 
     values = np.zeros((len(plan.qrels_index), len(wanted)))
     unjudged = _UnjudgedTally(_probe_cutoff(wanted))
@@ -140,6 +143,20 @@ def versions() -> dict[str, str]:
     from rankgate import __version__
 
     return {"rankgate": __version__, "numpy": np.__version__, "pyarrow": pa.__version__}
+
+
+MAX_EXP_GAIN_GRADE = 1023  # 2^1024 - 1 overflows float64
+
+
+def _check_gains(measures: Sequence[Measure], max_grade: int, source: str | None) -> None:
+    for m in measures:
+        exponential = m.name == "ERR" or dict(m.params).get("gain") == "exp"
+        if exponential and max_grade > MAX_EXP_GAIN_GRADE:
+            raise InputError(
+                f"{m} computes 2^grade, which overflows float64 for grade {max_grade}: "
+                f"use grades <= {MAX_EXP_GAIN_GRADE}" + (" or the linear gain" if m.name == "nDCG" else ""),
+                source=source,
+            )
 
 
 def _check_choice(name: str, value: str, allowed: Sequence[str]) -> None:
@@ -215,7 +232,7 @@ def _join_grades(q: Qrels, r: Run) -> tuple[np.ndarray, np.ndarray]:
 def _blocks(plan: _QueryPlan, r: Run, chunk_rows: int) -> Iterator[tuple[int, int]]:
     """Consecutive ranges of evaluated queries holding at most ``chunk_rows`` ranked rows."""
     n = len(plan.qrels_index)
-    depth = np.where(plan.run_index >= 0, r.depths[np.maximum(plan.run_index, 0)], 0) if n else np.zeros(0)
+    _, depth = _run_spans(r, plan.run_index)
     cum = np.cumsum(depth)
     lo = 0
     while lo < n:
@@ -224,6 +241,17 @@ def _blocks(plan: _QueryPlan, r: Run, chunk_rows: int) -> Iterator[tuple[int, in
         hi = max(hi, lo + 1)
         yield lo, min(hi, n)
         lo = hi
+
+
+def _run_spans(r: Run, run_index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Start row and length of each query's ranking; length 0 where absent (index -1)."""
+    present = run_index >= 0
+    if r.num_queries == 0:  # a run with no rows at all: every query is absent
+        zeros = np.zeros(len(run_index), dtype=np.int64)
+        return zeros, zeros
+    safe = np.where(present, run_index, 0)
+    starts = r.offsets[safe].astype(np.int64)
+    return starts, np.where(present, r.offsets[safe + 1] - starts, 0)
 
 
 def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -248,11 +276,7 @@ def _build_block(
     max_grade: int,
 ) -> RankedBlock:
     n = hi - lo
-    ri = plan.run_index[lo:hi]
-    present = ri >= 0
-    safe = np.maximum(ri, 0)
-    run_starts = r.offsets[safe]
-    run_counts = np.where(present, r.offsets[safe + 1] - run_starts, 0)
+    run_starts, run_counts = _run_spans(r, plan.run_index[lo:hi])
     rows = order[_ranges(run_starts, run_counts)]
     qi = plan.qrels_index[lo:hi]
     qrel_starts = q.offsets[qi]
@@ -297,6 +321,10 @@ def _warnings(
     r: Run, plan: _QueryPlan, measures: Sequence[Measure], unjudged: _UnjudgedTally, *, queries: str, empty: str
 ) -> list[str]:
     out: list[str] = []
+    if not plan.counts["evaluated"]:
+        out.append("no query was evaluated, so every aggregate is null; see the query counts")
+    if not r.num_rows:
+        out.append("the run holds no results")
     if plan.counts["missing_from_run"]:
         eg = ", ".join(repr(x) for x in plan.missing_ids)
         consequence = (

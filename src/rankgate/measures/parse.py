@@ -131,7 +131,8 @@ def _parse_canonical(name: str, *, original: str) -> Measure:
     cutoff: int | None = None
     if isinstance(tree, ast.BinOp) and isinstance(tree.op, ast.MatMult):
         k = tree.right
-        if not (isinstance(k, ast.Constant) and isinstance(k.value, int) and not isinstance(k.value, bool)):
+        plain_digits = (ast.get_source_segment(name, k) or "").isdigit()  # not 1_0, 0x10 or 1e1
+        if not (isinstance(k, ast.Constant) and isinstance(k.value, int) and plain_digits):
             raise MeasureError(f"The cutoff in {original!r} must be a whole number, as in 'nDCG@10'.")
         cutoff = k.value
         tree = tree.left
@@ -147,6 +148,8 @@ def _parse_canonical(name: str, *, original: str) -> Measure:
         for kw in call.keywords:
             if kw.arg is None:
                 raise MeasureError(f"Cannot parse measure {original!r}.")
+            if kw.arg in params:
+                raise MeasureError(f"The parameter {kw.arg!r} is given twice in {original!r}.")
             params[kw.arg] = _literal(kw.value, original)
     merged = {**fixed, **params}
     return Measure.make(fam, cutoff, **merged)
