@@ -226,3 +226,28 @@ def test_all_pairs_tukey(capsys):
     code, out, _ = cli(capsys, "compare", QRELS, *RUNS, "-m", "nDCG@10", "--all-pairs", "--permutations", "500",
                        "--format", "json")  # fmt: skip
     assert code == 0 and len(json.loads(out)["pairs"]) == 3
+
+
+def test_compare_results_equals_compare_on_stored_results():
+    from rankgate.stats.comparison import compare, compare_results
+
+    measures = ["nDCG@10", "R@100", "RR@10"]
+    direct = compare(QRELS, RUNS[:2], measures, seed=3)
+    base = rankgate.evaluate(QRELS, RUNS[0], measures[::-1])  # a stored baseline may hold another order
+    cand = rankgate.evaluate(QRELS, RUNS[1], measures)
+    again = compare_results({"bm25": base, "dense": cand}, seed=3)
+    for measure in measures:
+        a, b = direct.row("dense", measure), again.row("dense", measure)
+        assert a["delta"] == pytest.approx(b["delta"], abs=1e-15)
+        assert a["ci"] == pytest.approx(b["ci"], abs=1e-15)
+        assert a["p_value"] == pytest.approx(b["p_value"], rel=1e-12)
+
+
+def test_compare_results_refuses_results_with_other_measures():
+    from rankgate.errors import InputError
+    from rankgate.stats.comparison import compare_results
+
+    a = rankgate.evaluate(QRELS, RUNS[0], ["nDCG@10"])
+    b = rankgate.evaluate(QRELS, RUNS[1], ["R@100"])
+    with pytest.raises(InputError, match="different measures"):
+        compare_results({"a": a, "b": b})

@@ -117,11 +117,7 @@ def compare(
 
     if len(runs) < 2:
         raise ConfigError("compare needs at least two runs: a baseline and a candidate.", key_path="runs")
-    if correction not in CORRECTIONS:
-        raise ConfigError(
-            f"The 'correction' parameter must be one of {', '.join(CORRECTIONS)}. Got {correction!r} instead.",
-            key_path="correction",
-        )
+    _check_correction(correction)
     duplicates = evaluate_options.get("duplicates", "error")
     q = as_qrels(qrels, duplicates=duplicates)
     loaded = [as_run(r, duplicates=duplicates) for r in runs]
@@ -135,10 +131,59 @@ def compare(
         raise ConfigError(f"No system named {base_name!r} (have: {', '.join(labels)}).", key_path="baseline")
 
     results = {name: evaluate(q, r, measures, **evaluate_options) for name, r in zip(labels, loaded, strict=True)}
+    return compare_results(
+        results,
+        baseline=base_name,
+        test=test,
+        randomization=randomization,
+        correction=correction,
+        n_resamples=n_resamples,
+        n_permutations=n_permutations,
+        confidence=confidence,
+        alpha=alpha,
+        detect=detect,
+        seed=seed,
+        tags=tags,
+        all_pairs=all_pairs,
+    )
+
+
+def compare_results(
+    results: dict[str, Results],
+    *,
+    baseline: str | None = None,
+    test: str = "t",
+    randomization: bool = False,
+    correction: str = "holm",
+    n_resamples: int = 10_000,
+    n_permutations: int = 10_000,
+    confidence: float = 0.95,
+    alpha: float = 0.05,
+    detect: float | None = None,
+    seed: int = 0,
+    tags: dict[str, dict[str, str]] | None = None,
+    all_pairs: bool = False,
+) -> Comparison:
+    """`compare` on results already evaluated (say, a baseline read back from the store).
+
+    Every `Results` must hold the same measures; they are paired on the queries they share.
+    """
+    if len(results) < 2:
+        raise ConfigError("compare needs at least two results: a baseline and a candidate.", key_path="runs")
+    _check_correction(correction)
+    labels = list(results)
+    base_name = baseline or labels[0]
+    if base_name not in results:
+        raise ConfigError(f"No system named {base_name!r} (have: {', '.join(labels)}).", key_path="baseline")
+    names_of = {name: res.names for name, res in results.items()}
+    for name, measures_of in names_of.items():
+        if set(measures_of) != set(names_of[base_name]):
+            missing = sorted(set(names_of[base_name]) ^ set(measures_of))
+            raise InputError(f"{name!r} and {base_name!r} hold different measures ({', '.join(missing)}).")
     common = _common_queries(results)
     notes = []
     sizes = {name: len(res.query_ids) for name, res in results.items()}
-    if len(set(sizes.values())) > 1:
+    if len(set(sizes.values())) > 1 or len(common) < max(sizes.values()):
         notes.append(
             "The runs were evaluated on different query sets ("
             + ", ".join(f"{k}: {v}" for k, v in sizes.items())
@@ -146,16 +191,15 @@ def compare(
         )
     if len(common) < 2:
         raise InputError(f"The runs share {len(common)} evaluated queries; a comparison needs at least 2.")
-
     base_res = results[base_name]
     measure_names = base_res.names
-    base_matrix = _matrix(base_res, common)
+    base_matrix = _matrix(base_res, common, measure_names)
     rows: list[dict[str, Any]] = []
     candidates = [n for n in labels if n != base_name]
     for name in candidates:
         summary = paired_summary(
             base_matrix,
-            _matrix(results[name], common),
+            _matrix(results[name], common, measure_names),
             test=test,
             randomization=randomization,
             n_resamples=n_resamples,
@@ -233,7 +277,7 @@ def _all_pairs(
     """Randomized Tukey HSD per measure over all systems (Carterette 2012)."""
     from rankgate.stats.tukey import randomized_tukey_hsd
 
-    matrices = [_matrix(results[name], queries) for name in labels]
+    matrices = [_matrix(results[name], queries, measures) for name in labels]
     rows: list[dict[str, Any]] = []
     for j, measure in enumerate(measures):
         tukey = randomized_tukey_hsd(np.column_stack([m[:, j] for m in matrices]), n_resamples=n, seed=seed)
@@ -272,7 +316,7 @@ def _breakdown(
             groups.setdefault((key, value), []).append(i)
     rows: list[dict[str, Any]] = []
     for name in candidates:
-        cand_matrix = _matrix(results[name], queries)
+        cand_matrix = _matrix(results[name], queries, measures)
         for (key, value), members in sorted(groups.items()):
             idx = np.asarray(members)
             base, cand = base_matrix[idx], cand_matrix[idx]
@@ -300,15 +344,27 @@ def _breakdown(
     return rows
 
 
+def _check_correction(correction: str) -> None:
+    if correction not in CORRECTIONS:
+        raise ConfigError(
+            f"The 'correction' parameter must be one of {', '.join(CORRECTIONS)}. Got {correction!r} instead.",
+            key_path="correction",
+        )
+
+
 def _common_queries(results: dict[str, Results]) -> list[str]:
     sets = [set(res.query_ids) for res in results.values()]
     shared = set.intersection(*sets)
     return sorted(shared, key=lambda q: q.encode())
 
 
-def _matrix(res: Results, queries: list[str]) -> np.ndarray:
+def _matrix(res: Results, queries: list[str], measures: list[str] | None = None) -> np.ndarray:
+    """Per-query values in ``queries`` order, columns in ``measures`` order (default: as held)."""
     position = {q: i for i, q in enumerate(res.query_ids)}
-    return res.values[[position[q] for q in queries]]
+    rows = res.values[[position[q] for q in queries]]
+    if measures is None or measures == res.names:
+        return rows
+    return rows[:, [res.names.index(m) for m in measures]]
 
 
 def _needed(delta: float, sd: float, alpha: float) -> int | None:
