@@ -38,6 +38,7 @@ class Results:
     run_name: str | None = None
     versions: dict[str, str] = field(default_factory=dict)
     ci: dict[str, list[float] | None] | None = None  # bootstrap CI of each aggregate, when asked
+    facts: Any = field(default=None, repr=False, compare=False)  # EvaluationFacts: merges warnings exactly
 
     def with_confidence_intervals(
         self, *, n_resamples: int = 10_000, confidence: float = 0.95, seed: int = 0
@@ -147,6 +148,26 @@ class Results:
         raise ValueError(f"The 'backend' parameter must be 'pandas' or 'polars'. Got {backend!r} instead.")
 
     # -- merging ------------------------------------------------------------------------
+    def select(self, measures: Sequence[str | Measure]) -> Results:
+        """The same results restricted to ``measures`` (canonical names or values), in that order."""
+        wanted = [str(m) for m in measures]
+        missing = [m for m in wanted if m not in self.names]
+        if missing:
+            raise KeyError(f"no values of {', '.join(missing)} (have: {', '.join(self.names)})")
+        columns = [self.names.index(m) for m in wanted]
+        ci = {m: self.ci.get(m) for m in wanted} if self.ci is not None else None
+        return Results(
+            measures=[self.measures[j] for j in columns],
+            query_ids=list(self.query_ids),
+            values=self.values[:, columns],
+            queries=dict(self.queries),
+            settings=dict(self.settings),
+            warnings=list(self.warnings),
+            run_name=self.run_name,
+            versions=dict(self.versions),
+            ci=ci,
+        )
+
     @classmethod
     def merge(cls, parts: Sequence[Results]) -> Results:
         """Combine results of disjoint query partitions of one evaluation, exactly.
@@ -168,9 +189,16 @@ class Results:
         values = np.concatenate([p.values for p in parts]) if ids else np.zeros((0, len(first.measures)))
         order = sorted(range(len(ids)), key=lambda i: ids[i].encode())
         queries = {case: sum(p.queries.get(case, 0) for p in parts) for case in QUERY_CASES}
-        warnings: list[str] = []
-        for p in parts:
-            warnings.extend(w for w in p.warnings if w not in warnings)
+        facts = None
+        if all(p.facts is not None for p in parts):
+            from rankgate.measures.facts import EvaluationFacts
+
+            facts = EvaluationFacts.merge([p.facts for p in parts])
+            warnings = facts.warnings()
+        else:
+            warnings = []
+            for p in parts:
+                warnings.extend(w for w in p.warnings if w not in warnings)
         return cls(
             measures=list(first.measures),
             query_ids=[ids[i] for i in order],
@@ -180,6 +208,7 @@ class Results:
             warnings=warnings,
             run_name=first.run_name,
             versions=dict(first.versions),
+            facts=facts,
         )
 
 

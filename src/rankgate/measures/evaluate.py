@@ -24,13 +24,13 @@ from rankgate.core.results import Results
 from rankgate.core.run import TIE_POLICIES, Run
 from rankgate.errors import ConfigError, InputError
 from rankgate.measures.block import RankedBlock, restrict_to_judged
+from rankgate.measures.facts import EvaluationFacts
 from rankgate.measures.kernels import KERNELS
 from rankgate.measures.parse import parse_measures
 from rankgate.measures.registry import Measure
 
 QUERY_POLICIES: tuple[str, ...] = ("qrels", "intersection")
 EMPTY_POLICIES: tuple[str, ...] = ("zero", "skip")
-UNJUDGED_WARNING_FRACTION = 0.5
 
 
 def evaluate(
@@ -45,6 +45,7 @@ def evaluate(
     duplicates: str = "error",
     judged_only: bool = False,
     chunk_rows: int = 1_000_000,
+    max_grade: int | None = None,
 ) -> Results:
     """Evaluate ``run`` against ``qrels``.
 
@@ -60,6 +61,8 @@ def evaluate(
         duplicates: repeated (query, doc) pairs in raw inputs: "error", keep "first", or "max".
         judged_only: drop unjudged documents from rankings first (condensed lists).
         chunk_rows: ranked rows per block; bounds memory, never changes results.
+        max_grade: the largest grade of the whole qrels, when ``qrels`` is one query partition
+            of it (ERR's default gain ceiling); default: the largest grade in ``qrels``.
 
     Returns:
         `Results` with aggregates, per-query values, query accounting and settings.
@@ -103,7 +106,8 @@ def evaluate(
     plan = _plan_queries(q, r, queries=queries, empty=empty, rel=int(rel))
     grades, judged = _join_grades(q, r)
     order = r.ranking_order(ties)
-    max_grade = int(q.grades.max()) if q.num_rows else 0
+    if max_grade is None:
+        max_grade = int(q.grades.max())
     _check_gains(wanted, max_grade, q.source)
 
     values = np.zeros((len(plan.qrels_index), len(wanted)))
@@ -116,7 +120,21 @@ def evaluate(
         for j, m in enumerate(wanted):
             values[lo:hi, j] = KERNELS[m.name](block.head(m.cutoff), m)
 
-    warnings = _warnings(r, plan, wanted, unjudged, queries=queries, empty=empty)
+    facts = EvaluationFacts(
+        counts=plan.counts,
+        missing_ids=plan.missing_ids,
+        run_only_ids=plan.run_only_ids,
+        self_matches=r.self_matches[:3],
+        n_self_matches=len(r.self_matches),
+        run_rows=r.num_rows,
+        deepest=int(r.depths.max()) if r.num_rows else 0,
+        cutoffs=_cutoff_names(wanted),
+        probe_k=unjudged.k,
+        unjudged=unjudged.unjudged,
+        shown=unjudged.shown,
+        queries=queries,
+        empty=empty,
+    )
     settings = {
         "queries": queries,
         "ties": ties,
@@ -133,9 +151,10 @@ def evaluate(
         values=values,
         queries=plan.counts,
         settings=settings,
-        warnings=warnings,
+        warnings=facts.warnings(),
         run_name=r.name,
         versions=versions(),
+        facts=facts,
     )
 
 
@@ -294,6 +313,14 @@ def _build_block(
     )
 
 
+def _cutoff_names(measures: Sequence[Measure]) -> dict[int, list[str]]:
+    out: dict[int, list[str]] = {}
+    for m in measures:
+        if m.cutoff is not None:
+            out.setdefault(m.cutoff, []).append(str(m))
+    return out
+
+
 def _probe_cutoff(measures: Sequence[Measure]) -> int:
     cutoffs = [m.cutoff for m in measures if m.cutoff is not None]
     return min(cutoffs) if cutoffs else 10
@@ -315,48 +342,3 @@ class _UnjudgedTally:
     @property
     def fraction(self) -> float:
         return self.unjudged / self.shown if self.shown else 0.0
-
-
-def _warnings(
-    r: Run, plan: _QueryPlan, measures: Sequence[Measure], unjudged: _UnjudgedTally, *, queries: str, empty: str
-) -> list[str]:
-    out: list[str] = []
-    if not plan.counts["evaluated"]:
-        out.append("no query was evaluated, so every aggregate is null; see the query counts")
-    if not r.num_rows:
-        out.append("the run holds no results")
-    if plan.counts["missing_from_run"]:
-        eg = ", ".join(repr(x) for x in plan.missing_ids)
-        consequence = (
-            "they score 0 unless you pass --queries intersection"
-            if queries == "qrels"
-            else "they are left out of the averages"
-        )
-        out.append(f"{plan.counts['missing_from_run']} qrels queries are not in the run (e.g. {eg}); {consequence}")
-    if plan.counts["run_only"]:
-        eg = ", ".join(repr(x) for x in plan.run_only_ids)
-        out.append(f"{plan.counts['run_only']} run queries have no judgments (e.g. {eg}) and are ignored")
-    if plan.counts["no_relevant"]:
-        consequence = (
-            "they score 0 on most measures (pass --empty skip to leave them out)"
-            if empty == "zero"
-            else "they are left out of the averages"
-        )
-        out.append(f"{plan.counts['no_relevant']} queries have no relevant judgment; {consequence}")
-    if r.self_matches:
-        out.append(
-            f"{len(r.self_matches)} queries retrieve a document whose id equals the query id "
-            f"(e.g. {r.self_matches[0]!r}); BEIR drops such self-matches, rankgate keeps them"
-        )
-    if r.num_rows:
-        deepest = int(r.depths.max())
-        for k in sorted({m.cutoff for m in measures if m.cutoff is not None}):
-            if k > deepest:
-                names = ", ".join(str(m) for m in measures if m.cutoff == k)
-                out.append(f"the run returns at most {deepest} documents per query, fewer than the cutoff of {names}")
-    if unjudged.fraction > UNJUDGED_WARNING_FRACTION:
-        out.append(
-            f"{unjudged.fraction:.0%} of the top-{unjudged.k} documents are unjudged, so scores are lower "
-            f"bounds; look at Judged@{unjudged.k} or Bpref, or judge more (rankgate label)"
-        )
-    return out

@@ -1,0 +1,106 @@
+"""What an evaluation noticed about its input, kept as counts so that partitions merge exactly.
+
+The warnings of `rankgate.evaluate` are written from these facts; an evaluation split into
+query partitions (out of core, or on a cluster) merges the facts and writes the same warnings
+as one evaluation of everything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+UNJUDGED_WARNING_FRACTION = 0.5
+EXAMPLES = 3
+
+
+@dataclass
+class EvaluationFacts:
+    counts: dict[str, int]  # evaluated, missing_from_run, run_only, no_relevant
+    missing_ids: list[str]  # a few qrels queries absent from the run
+    run_only_ids: list[str]  # a few run queries absent from the qrels
+    self_matches: list[str]  # a few queries that retrieve a doc with their own id
+    n_self_matches: int
+    run_rows: int
+    deepest: int  # most documents retrieved for one query
+    cutoffs: dict[int, list[str]] = field(default_factory=dict)  # cutoff -> measure names
+    probe_k: int = 10  # depth at which unjudged documents are counted
+    unjudged: int = 0
+    shown: int = 0
+    queries: str = "qrels"
+    empty: str = "zero"
+
+    @classmethod
+    def merge(cls, parts: Sequence[EvaluationFacts]) -> EvaluationFacts:
+        first = parts[0]
+        counts = {key: sum(p.counts.get(key, 0) for p in parts) for key in first.counts}
+        return cls(
+            counts=counts,
+            missing_ids=_first([p.missing_ids for p in parts]),
+            run_only_ids=_first([p.run_only_ids for p in parts]),
+            self_matches=_first([p.self_matches for p in parts]),
+            n_self_matches=sum(p.n_self_matches for p in parts),
+            run_rows=sum(p.run_rows for p in parts),
+            deepest=max(p.deepest for p in parts),
+            cutoffs=first.cutoffs,
+            probe_k=first.probe_k,
+            unjudged=sum(p.unjudged for p in parts),
+            shown=sum(p.shown for p in parts),
+            queries=first.queries,
+            empty=first.empty,
+        )
+
+    @property
+    def unjudged_fraction(self) -> float:
+        return self.unjudged / self.shown if self.shown else 0.0
+
+    def warnings(self) -> list[str]:
+        out: list[str] = []
+        c = self.counts
+        if not c["evaluated"]:
+            out.append("no query was evaluated, so every aggregate is null; see the query counts")
+        if not self.run_rows:
+            out.append("the run holds no results")
+        if c["missing_from_run"]:
+            eg = ", ".join(repr(x) for x in self.missing_ids)
+            consequence = (
+                "they score 0 unless you pass --queries intersection"
+                if self.queries == "qrels"
+                else "they are left out of the averages"
+            )
+            out.append(f"{c['missing_from_run']} qrels queries are not in the run (e.g. {eg}); {consequence}")
+        if c["run_only"]:
+            eg = ", ".join(repr(x) for x in self.run_only_ids)
+            out.append(f"{c['run_only']} run queries have no judgments (e.g. {eg}) and are ignored")
+        if c["no_relevant"]:
+            consequence = (
+                "they score 0 on most measures (pass --empty skip to leave them out)"
+                if self.empty == "zero"
+                else "they are left out of the averages"
+            )
+            out.append(f"{c['no_relevant']} queries have no relevant judgment; {consequence}")
+        if self.n_self_matches:
+            out.append(
+                f"{self.n_self_matches} queries retrieve a document whose id equals the query id "
+                f"(e.g. {self.self_matches[0]!r}); BEIR drops such self-matches, rankgate keeps them"
+            )
+        if self.run_rows:
+            for k in sorted(self.cutoffs):
+                if k > self.deepest:
+                    names = ", ".join(self.cutoffs[k])
+                    out.append(
+                        f"the run returns at most {self.deepest} documents per query, fewer than the cutoff of {names}"
+                    )
+        if self.unjudged_fraction > UNJUDGED_WARNING_FRACTION:
+            out.append(
+                f"{self.unjudged_fraction:.0%} of the top-{self.probe_k} documents are unjudged, so scores are lower "
+                f"bounds; look at Judged@{self.probe_k} or Bpref, or judge more (rankgate label)"
+            )
+        return out
+
+
+def _first(lists: Sequence[Sequence[str]]) -> list[str]:
+    out: list[str] = []
+    for items in lists:
+        out.extend(items[: EXAMPLES - len(out)])
+    return out
