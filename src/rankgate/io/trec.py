@@ -111,8 +111,12 @@ def _read_csv(source: object, layout: Layout) -> pa.Table:
     )
 
 
-def parse(data: bytes, layout: Layout, source: str) -> Parsed:
-    """Parse TREC text held in memory, normalizing whitespace; errors name ``source:line``."""
+def parse(data: bytes, layout: Layout, source: str, first_line: int = 1) -> Parsed:
+    """Parse TREC text held in memory, normalizing whitespace; errors name ``source:line``.
+
+    ``first_line`` is the line number of ``data``'s first line in ``source`` (for a block of a
+    file read in pieces).
+    """
     if data.startswith(BOM):
         data = data[len(BOM) :]
     if not data.strip():
@@ -123,12 +127,12 @@ def parse(data: bytes, layout: Layout, source: str) -> Parsed:
     try:
         table = _read_csv(pa.BufferReader(clean), layout)
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError) as e:
-        diagnose(data, layout, source)
+        diagnose(data, layout, source, first_line)
         raise InputError(f"cannot parse {layout.kind} file ({e})", source=source) from None
     values = _values(table, layout)
     if _bad_values(values, layout):
-        diagnose(data, layout, source)
-    return Parsed(table=table, values=values, locate=_locator(lambda: data, source))
+        diagnose(data, layout, source, first_line)
+    return Parsed(table=table, values=values, locate=_locator(lambda: data, source, first_line))
 
 
 def _values(table: pa.Table, layout: Layout) -> np.ndarray:
@@ -145,9 +149,9 @@ def _bad_values(values: np.ndarray, layout: Layout) -> bool:
     return not (np.isfinite(grades) & (grades == np.round(grades)) & (np.abs(grades) <= _MAX_GRADE)).all()
 
 
-def diagnose(data: bytes, layout: Layout, source: str) -> None:
+def diagnose(data: bytes, layout: Layout, source: str, first_line: int = 1) -> None:
     """Raise an `InputError` for the first malformed line of ``data`` (slow; error path only)."""
-    for number, raw in enumerate(data.split(b"\n"), start=1):
+    for number, raw in enumerate(data.split(b"\n"), start=first_line):
         line = raw.rstrip(b"\r")
         if number == 1 and line.startswith(BOM):
             line = line[len(BOM) :]
@@ -203,13 +207,13 @@ def _float(value: str) -> float:
     return float(value)
 
 
-def _locator(load: Callable[[], bytes], source: str) -> Callable[[int], str]:
+def _locator(load: Callable[[], bytes], source: str, first_line: int = 1) -> Callable[[int], str]:
     """Map a parsed row to ``source:line`` (blank lines make the two differ); reads lazily."""
     cache: list[int] = []
 
     def locate(row: int) -> str:
         if not cache:
-            cache.extend(i for i, raw in enumerate(load().split(b"\n"), start=1) if raw.strip())
+            cache.extend(i for i, raw in enumerate(load().split(b"\n"), start=first_line) if raw.strip())
         return f"{source}:{cache[row]}" if 0 <= row < len(cache) else f"{source} row {row + 1}"
 
     return locate

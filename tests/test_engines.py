@@ -1,0 +1,208 @@
+"""Out-of-core and Ray evaluation give exactly the in-memory results (values, counts, warnings)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import rankgate
+from rankgate.cli import main
+from rankgate.engine import blocks
+from rankgate.engine.outofcore import evaluate_out_of_core, parse_memory
+from rankgate.errors import ConfigError, InputError
+
+from .randomized import random_collection
+
+MEASURES = ["nDCG@10", "nDCG", "AP", "AP@5", "RR", "P@5", "R@20", "Rprec", "Bpref", "Judged@5", "ERR@10", "NumRelRet"]
+
+
+def write_collection(tmp: Path, seed: int, *, shuffle: bool, n_queries: int = 40) -> tuple[Path, Path, list[str]]:
+    qrels, run = random_collection(seed, n_queries=n_queries)
+    run_lines = [f"{q} Q0 {d} 0 {s} t" for q, docs in run.items() for d, s in docs.items()]
+    qrels_lines = [f"{q} 0 {d} {g}" for q, docs in qrels.items() for d, g in docs.items()]
+    if shuffle:  # rows of a query scattered over the file: partitions must gather them
+        random.Random(seed).shuffle(run_lines)
+        random.Random(seed + 1).shuffle(qrels_lines)
+    qrels_path, run_path = tmp / "qrels.txt", tmp / "run.txt"
+    qrels_path.write_text("\n".join(qrels_lines) + "\n")
+    run_path.write_text("\n".join(run_lines) + "\n")
+    return qrels_path, run_path, run_lines
+
+
+def assert_same(a: rankgate.Results, b: rankgate.Results) -> None:
+    assert a.query_ids == b.query_ids
+    assert a.names == b.names
+    assert np.array_equal(a.values, b.values)  # bit for bit
+    assert a.queries == b.queries
+    assert a.warnings == b.warnings
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("partitions", [1, 3, 16])
+def test_out_of_core_equals_in_memory(tmp_path, monkeypatch, seed, partitions):
+    monkeypatch.setattr(blocks, "DEFAULT_BLOCK_BYTES", 256)  # many blocks, rows of a query in several
+    qrels, run, _ = write_collection(tmp_path, seed, shuffle=seed % 2 == 0)
+    whole = rankgate.evaluate(qrels, run, MEASURES)
+    parted = evaluate_out_of_core(qrels, run, MEASURES, memory="1MB", partitions=partitions, workdir=tmp_path)
+    assert_same(whole, parted)
+    assert "out of core" in parted.settings["engine"]
+    assert not list(tmp_path.glob("rankgate-ooc-*")), "partition files must be removed"
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"queries": "intersection"}, {"empty": "skip"}, {"ties": "input"}, {"rel": 2}, {"judged_only": True}],
+)
+def test_out_of_core_keeps_every_semantic_option(tmp_path, monkeypatch, options):
+    monkeypatch.setattr(blocks, "DEFAULT_BLOCK_BYTES", 300)
+    qrels, run, _ = write_collection(tmp_path, 11, shuffle=False)
+    whole = rankgate.evaluate(qrels, run, MEASURES, **options)
+    assert_same(whole, evaluate_out_of_core(qrels, run, MEASURES, partitions=5, **options))
+
+
+@pytest.mark.parametrize("policy", ["first", "max"])
+def test_duplicates_across_blocks(tmp_path, monkeypatch, policy):
+    monkeypatch.setattr(blocks, "DEFAULT_BLOCK_BYTES", 64)
+    qrels, run, lines = write_collection(tmp_path, 3, shuffle=True)
+    q, _, d, _, s, _ = lines[0].split()
+    run.write_text("\n".join([*lines, f"{q} Q0 {d} 0 {float(s) + 100} t"]) + "\n")  # same pair, far below
+    whole = rankgate.evaluate(qrels, run, MEASURES, duplicates=policy)
+    assert_same(whole, evaluate_out_of_core(qrels, run, MEASURES, partitions=4, duplicates=policy))
+    with pytest.raises(InputError) as exc:
+        evaluate_out_of_core(qrels, run, MEASURES, partitions=4)
+    assert f"run.txt:{len(lines) + 1}" in str(exc.value) and "run.txt:1)" in str(exc.value)
+
+
+def test_compressed_and_parquet_inputs(tmp_path):
+    qrels, run, lines = write_collection(tmp_path, 5, shuffle=True)
+    whole = rankgate.evaluate(qrels, run, MEASURES)
+    gz = tmp_path / "run.txt.gz"
+    gz.write_bytes(gzip.compress(run.read_bytes()))
+    assert_same(whole, evaluate_out_of_core(qrels, gz, MEASURES, partitions=3))
+    fields = [line.split() for line in lines]
+    parquet = tmp_path / "run.parquet"
+    pq.write_table(
+        pa.table(
+            {"qid": [f[0] for f in fields], "docid": [f[2] for f in fields], "score": [float(f[4]) for f in fields]}
+        ),
+        parquet,
+        row_group_size=50,
+    )
+    assert_same(whole, evaluate_out_of_core(qrels, parquet, MEASURES, partitions=3))
+
+
+def test_bad_line_deep_in_the_file_is_named(tmp_path, monkeypatch):
+    monkeypatch.setattr(blocks, "DEFAULT_BLOCK_BYTES", 128)
+    qrels, run, lines = write_collection(tmp_path, 2, shuffle=False)
+    bad = len(lines) - 3
+    lines[bad - 1] = "q1 Q0 dX 1 high t"
+    run.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError) as exc:
+        evaluate_out_of_core(qrels, run, MEASURES, partitions=2)
+    assert f"run.txt:{bad}" in str(exc.value) and "'high'" in str(exc.value)
+
+
+def test_other_formats_are_refused(tmp_path):
+    qrels, _, _ = write_collection(tmp_path, 1, shuffle=False)
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps({"q1": {"d1": 1.0}}))
+    with pytest.raises(InputError, match="TREC text or Parquet"):
+        evaluate_out_of_core(qrels, run, MEASURES, partitions=2)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"), [("2GB", 2 << 30), ("512mb", 512 << 20), ("1.5G", 3 << 29), (4 << 20, 4 << 20)]
+)
+def test_parse_memory(text, value):
+    assert parse_memory(text) == value
+
+
+@pytest.mark.parametrize("text", ["lots", "12 parsecs", "100", "0.5MB"])
+def test_parse_memory_rejects(text):
+    with pytest.raises(ConfigError, match="memory"):
+        parse_memory(text)
+
+
+def test_cli_memory_and_partitions(tmp_path, capsys):
+    qrels, run, _ = write_collection(tmp_path, 7, shuffle=True)
+    outputs = []
+    for extra in ([], ["--partitions", "4"], ["--memory", "1MB"]):
+        try:
+            main(["eval", str(qrels), str(run), "-m", "nDCG@10,AP", "--format", "json", *extra])
+        except SystemExit as e:
+            assert e.code == 0
+        outputs.append(json.loads(capsys.readouterr().out))
+    assert outputs[0]["aggregate"] == outputs[1]["aggregate"] == outputs[2]["aggregate"]
+    assert "engine" not in outputs[0]["settings"] and "out of core" in outputs[1]["settings"]["engine"]
+    assert "out of core" not in outputs[2]["settings"].get("engine", "")  # small files fit in 1MB
+
+
+# ---------------------------------------------------------------------------------------------
+# Ray, on a local cluster started by the tests
+# ---------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def ray_cluster():
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    yield ray
+    ray.shutdown()
+
+
+def write_shards(tmp: Path, lines: list[str], n: int, kind: str) -> Path:
+    folder = tmp / "shards"
+    folder.mkdir()
+    for s in range(n):
+        part = lines[s::n]
+        if kind == "parquet":
+            f = [line.split() for line in part]
+            table = pa.table({"qid": [x[0] for x in f], "docid": [x[2] for x in f], "score": [float(x[4]) for x in f]})
+            pq.write_table(table, folder / f"part-{s:02d}.parquet")
+        else:
+            (folder / f"part-{s:02d}.txt").write_text("\n".join(part) + "\n")
+    return folder
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["parquet", "trec"])
+def test_ray_equals_local(tmp_path, ray_cluster, kind):
+    from rankgate.engine.ray_engine import evaluate_ray
+
+    qrels, _, lines = write_collection(tmp_path, 9, shuffle=True, n_queries=60)
+    folder = write_shards(tmp_path, lines, 3, kind)
+    concatenated = tmp_path / "all.txt"
+    concatenated.write_text("".join((folder / f"part-{s:02d}.txt").read_text() for s in range(3)) if kind == "trec"
+                            else "\n".join(line for s in range(3) for line in lines[s::3]) + "\n")  # fmt: skip
+    whole = rankgate.evaluate(qrels, concatenated, MEASURES)
+    on_ray = evaluate_ray(qrels, folder, MEASURES, partitions=5)
+    assert_same(whole, on_ray)
+    assert on_ray.settings["engine"].startswith("ray: 3 shards")
+
+
+@pytest.mark.slow
+def test_ray_through_the_cli_and_errors(tmp_path, ray_cluster, capsys):
+    qrels, run, lines = write_collection(tmp_path, 4, shuffle=True)
+    folder = write_shards(tmp_path, lines, 2, "trec")
+    code = 0
+    try:
+        main(["eval", str(qrels), str(folder), "-m", "nDCG@10", "--engine", "ray", "--format", "json"])
+    except SystemExit as e:
+        code = e.code
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert out["aggregate"]["nDCG@10"] == pytest.approx(rankgate.evaluate(qrels, run, "nDCG@10")["nDCG@10"], abs=1e-15)
+    broken = folder / "part-01.txt"
+    text = broken.read_text().splitlines()
+    text[4] = "q1 Q0 dX 1 high t"
+    broken.write_text("\n".join(text) + "\n")
+    with pytest.raises(SystemExit) as exc:
+        main(["eval", str(qrels), str(folder), "-m", "nDCG@10", "--engine", "ray"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "part-01.txt:5" in err and "'high'" in err and "Traceback" not in err
