@@ -40,8 +40,8 @@ _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 2
 def parse_memory(text: str | int) -> int:
     """``"2GB"``, ``"512MB"``, ``"1.5g"`` or a number of bytes -> bytes.
 
-    >>> parse_memory("2GB"), parse_memory("512m"), parse_memory(1000)
-    (2147483648, 536870912, 1000)
+    >>> parse_memory("2GB"), parse_memory("512m"), parse_memory(8_000_000)
+    (2147483648, 536870912, 8000000)
     """
     if isinstance(text, int) and not isinstance(text, bool):
         value = text
