@@ -1,0 +1,207 @@
+"""Where a results store lives (a URL or a path) and the SQLAlchemy engine that reaches it.
+
+Accepted locations:
+
+- None: ``$RANKGATE_STORE`` if set, else ``.rankgate/results.db`` in the current directory;
+- a plain path, or ``sqlite:///relative/path.db`` / ``sqlite:////absolute/path.db``;
+- ``:memory:`` or ``sqlite://``: an in-memory SQLite store (one per `open_store` call);
+- ``postgresql://user:password@host:port/dbname`` (also ``postgres://`` and
+  ``postgresql+psycopg://``), reached with psycopg 3.
+
+SQLite connections run in WAL mode with a busy timeout, and every write transaction starts
+with ``BEGIN IMMEDIATE`` (it takes the write lock first, then waits its turn), so several
+processes can add to one file at once. Passwords never appear in `StoreLocation.display`
+or in any error message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rankgate.errors import BackendError, InputError
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
+DEFAULT_STORE_PATH = os.path.join(".rankgate", "results.db")
+STORE_ENV = "RANKGATE_STORE"
+BUSY_TIMEOUT_S = 60.0
+CONNECT_TIMEOUT_S = 10
+WRITE_OPTION = "rankgate_write"  # execution option: this transaction writes (SQLite: BEGIN IMMEDIATE)
+
+
+@dataclass(frozen=True)
+class StoreLocation:
+    """A parsed store location.
+
+    Attributes:
+        dialect: "sqlite" or "postgresql".
+        url: the SQLAlchemy URL to connect with (may hold a password: never print it).
+        display: the URL with the password hidden, for messages.
+        path: the SQLite file, None for in-memory SQLite and PostgreSQL.
+        secret: the password, so that messages can be scrubbed of it.
+    """
+
+    dialect: str
+    url: Any
+    display: str
+    path: Path | None = None
+    secret: str | None = None
+
+    def scrub(self, text: str) -> str:
+        """``text`` with the password (if any) replaced by ``***``."""
+        return text.replace(self.secret, "***") if self.secret else text
+
+
+def parse_location(url_or_path: str | os.PathLike[str] | None) -> StoreLocation:
+    """Read a store location; see the module docstring for the accepted forms.
+
+    Raises:
+        InputError: a malformed URL or an unsupported scheme.
+    """
+    sa = _sqlalchemy()
+    if url_or_path is None:
+        url_or_path = os.environ.get(STORE_ENV) or DEFAULT_STORE_PATH
+    text = os.fspath(url_or_path).strip()
+    if not text:
+        raise InputError("empty store location: give a path or a sqlite:/// or postgresql:// URL")
+    if text in (":memory:", "sqlite://", "sqlite:///:memory:"):
+        return StoreLocation("sqlite", sa.engine.make_url("sqlite://"), "sqlite:// (in memory)")
+    if "://" not in text:
+        return _sqlite_file(Path(text))
+    scheme = text.split("://", 1)[0].lower()
+    if scheme.startswith("postgres"):
+        if scheme == "postgres":  # Heroku-style spelling
+            text = "postgresql" + text[len("postgres") :]
+        return _postgresql(text, sa)
+    if scheme.startswith("sqlite"):
+        try:
+            url = sa.engine.make_url(text)
+        except sa.exc.ArgumentError:
+            raise InputError(f"cannot read store URL {text!r}: expected sqlite:///path/to/results.db") from None
+        if not url.database or url.database == ":memory:":
+            return StoreLocation("sqlite", sa.engine.make_url("sqlite://"), "sqlite:// (in memory)")
+        return _sqlite_file(Path(url.database))
+    raise InputError(
+        f"unsupported store URL scheme {scheme + '://'!r}: use a file path, sqlite:///path/to/results.db "
+        "or postgresql://user@host:5432/dbname"
+    )
+
+
+def _sqlite_file(path: Path) -> StoreLocation:
+    sa = _sqlalchemy()
+    url = sa.engine.URL.create("sqlite", database=str(path))
+    return StoreLocation("sqlite", url, str(path), path=path)
+
+
+def _postgresql(text: str, sa: Any) -> StoreLocation:
+    try:
+        url = sa.engine.make_url(text)
+    except (sa.exc.ArgumentError, ValueError):
+        shown = _hide_password_text(text)
+        raise InputError(
+            f"cannot read store URL {shown!r}: expected postgresql://user:password@host:5432/dbname"
+        ) from None
+    display = url.render_as_string(hide_password=True)
+    if url.drivername in ("postgresql", "postgresql+psycopg3"):
+        url = url.set(drivername="postgresql+psycopg")
+    if not url.database:
+        raise InputError(f"store URL {display!r} names no database: expected postgresql://user@host:5432/dbname")
+    return StoreLocation("postgresql", url, display, secret=url.password or None)
+
+
+def _hide_password_text(text: str) -> str:
+    """``scheme://user:***@host/...`` for a URL that SQLAlchemy could not parse."""
+    scheme, _, rest = text.partition("://")
+    userinfo, at, host = rest.rpartition("@")
+    if at and ":" in userinfo:
+        userinfo = userinfo.split(":", 1)[0] + ":***"
+    return f"{scheme}://{userinfo}{at}{host}"
+
+
+def _sqlalchemy() -> Any:
+    try:
+        import sqlalchemy
+    except ImportError:
+        raise BackendError("the results store needs SQLAlchemy: pip install 'rankgate[gate]'") from None
+    return sqlalchemy
+
+
+def create_engine(location: StoreLocation) -> Engine:
+    """An engine for ``location``; nothing is connected yet.
+
+    Raises:
+        BackendError: the database driver is not installed.
+    """
+    sa = _sqlalchemy()
+    from rankgate.gate.store_result import plain_json
+
+    if location.dialect == "postgresql":
+        try:
+            return sa.create_engine(
+                location.url,
+                connect_args={"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "rankgate"},
+                pool_pre_ping=True,
+                json_serializer=plain_json,
+            )
+        except ImportError:
+            raise BackendError("a PostgreSQL store needs psycopg 3: pip install 'rankgate[postgres]'") from None
+    from sqlalchemy.pool import StaticPool
+
+    memory = location.path is None
+    engine = sa.create_engine(
+        location.url,
+        connect_args={"timeout": BUSY_TIMEOUT_S, "check_same_thread": False},
+        json_serializer=plain_json,
+        **({"poolclass": StaticPool} if memory else {}),
+    )
+    _sqlite_transactions(engine, wal=not memory)
+    return engine
+
+
+def _sqlite_transactions(engine: Engine, *, wal: bool) -> None:
+    """Take over SQLite's transaction handling: WAL, busy timeout, BEGIN IMMEDIATE for writes."""
+    from sqlalchemy import event
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # pysqlite must not issue BEGIN itself
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            cursor.execute("PRAGMA foreign_keys = ON")
+            if wal:
+                cursor.execute("PRAGMA journal_mode = WAL")
+        finally:
+            cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn: Any) -> None:
+        write = conn.get_execution_options().get(WRITE_OPTION, False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+@contextlib.contextmanager
+def backend_errors(location: StoreLocation, action: str) -> Iterator[None]:
+    """Turn database errors into a `BackendError` naming the store and what was being done."""
+    sa = _sqlalchemy()
+    try:
+        yield
+    except sa.exc.SQLAlchemyError as e:
+        raise BackendError(f"results store {location.display}: cannot {action}: {describe(e, location)}") from None
+
+
+def describe(error: Exception, location: StoreLocation) -> str:
+    """A short, password-free description of a database error (no SQL, no parameters)."""
+    original = getattr(error, "orig", None) or error
+    text = " ".join(str(original).split()) or type(original).__name__
+    if "file is not a database" in text or "database disk image is malformed" in text:
+        text += " (the file is not a rankgate SQLite store, or it is damaged)"
+    if len(text) > 400:
+        text = text[:397] + "..."
+    return location.scrub(text)
