@@ -54,6 +54,7 @@ from pathlib import Path
 import numpy as np
 
 SEED = 20240611
+V2_WEAK_TOPIC = "coffee"  # where the dense_v2 candidate regresses
 N_RUN_DOCS = 20
 # The weak run "fails" on this query (by text, so ids can be reshuffled freely).
 WEAK_RUN_MISSING_QUERY = "how fast should I increase weekly mileage"
@@ -1638,6 +1639,9 @@ change the script and rerun it instead.
 | `runs/dense.txt` | `dense` | simulated dense retriever: judged relevance plus seeded noise | best | {cov_dense} |
 | `runs/bm25.txt` | `bm25` | real Okapi BM25 (k1=1.2, b=0.75) over title and text with RM3-style pseudo-relevance feedback; contains score ties | medium | {cov_bm25} |
 | `runs/keyword_first.txt` | `keyword_first` | docs containing the query's first keyword first, in random order, then random docs | poor | {cov_weak} (misses `{missing}`) |
+| `runs/dense_v2.txt` | `dense_v2` | a candidate "new model" for the gate demo: dense with small noise, but most relevance signal lost on the coffee topic | regresses on coffee | {cov_v2} |
+
+`gates.yaml` is the gate config that `rankgate demo` applies to `dense_v2` with `dense` as the baseline.
 
 Each run lists {n_run} documents per query with strictly positive scores rounded
 to 4 decimals (ties in `bm25.txt` are listed in docid order).
@@ -1658,6 +1662,7 @@ def main() -> None:
     rng_judge = np.random.default_rng(SEED + 2)
     rng_dense = np.random.default_rng(SEED + 3)
     rng_weak = np.random.default_rng(SEED + 4)
+    rng_v2 = np.random.default_rng(SEED + 5)  # its own stream: the other runs stay as they were
 
     # --- corpus -----------------------------------------------------------
     docs = build_corpus(rng_corpus)
@@ -1703,7 +1708,7 @@ def main() -> None:
         )
 
     # --- runs -------------------------------------------------------------------
-    runs: dict[str, list[str]] = {"bm25": [], "dense": [], "keyword_first": []}
+    runs: dict[str, list[str]] = {"bm25": [], "dense": [], "keyword_first": [], "dense_v2": []}
     for q in queries:
         qid = q["id"]
         # bm25: only documents sharing a term get a positive score.
@@ -1729,6 +1734,17 @@ def main() -> None:
             s += float(rng_dense.normal(0.0, sigma))
             dense[did] = min(max(s, 0.01), 0.99)
         runs["dense"] += trec_lines(qid, ranked(dense), "dense")
+
+        # dense_v2: a candidate "new embedding model" for the gate demo. Close to dense
+        # overall, but it lost most of its relevance signal on one topic (coffee), so the
+        # gate should catch a regression that the overall mean only partly shows.
+        v2 = {}
+        for did in doc_ids:
+            s = dense[did] + float(rng_v2.normal(0.0, 0.015))
+            if q["topic"] == V2_WEAK_TOPIC:
+                s -= 0.06 * qrels[qid].get(did, 0) + float(rng_v2.normal(0.0, 0.05))
+            v2[did] = min(max(s, 0.01), 0.99)
+        runs["dense_v2"] += trec_lines(qid, ranked(v2), "dense_v2")
 
         # keyword_first: docs containing the first keyword, shuffled, then random docs.
         noise = rng_weak.random(len(doc_ids))
@@ -1806,6 +1822,7 @@ def main() -> None:
         cov_dense=coverage(runs["dense"]),
         cov_bm25=coverage(runs["bm25"]),
         cov_weak=coverage(runs["keyword_first"]),
+        cov_v2=coverage(runs["dense_v2"]),
         missing=missing[0],
         n_run=N_RUN_DOCS,
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 DEMO_MEASURES = ("nDCG@10", "R@10", "P@10", "RR@10", "AP", "Judged@10")
@@ -42,11 +44,13 @@ def demo_command(fmt: str) -> None:
         }
         for name, res in results.items()
     }
+    gate = _demo_gate()
     if fmt == "json":
         out = {
             "dataset": str(demo_dir()),
             "runs": {name: res.to_dict() for name, res in results.items()},
             "nDCG@10_by_difficulty": by_difficulty,
+            "gate": gate.to_dict() if gate is not None else None,
         }
         click.echo(json.dumps(out, indent=2))
         return
@@ -77,7 +81,52 @@ def demo_command(fmt: str) -> None:
     for name, res in results.items():
         for w in res.warnings:
             errors.print(f"[dim]{name}: {w}[/dim]")
+    if gate is not None:
+        _print_gate(console, gate)
     console.print("Try: rankgate eval QRELS RUN -m nDCG@10 --per-query   (rankgate measures lists every measure)")
+
+
+def _demo_gate() -> Any:
+    """Gate the candidate dense_v2 against dense; None when the gate extra is not installed."""
+    try:
+        import pydantic  # noqa: F401
+        import yaml  # noqa: F401
+    except ImportError:
+        return None
+    from rankgate.data import DEMO_CANDIDATE, demo_gates_path, demo_qrels_path, demo_run_path
+    from rankgate.gate.config import load_config
+    from rankgate.gate.runner import run_gate
+    from rankgate.gate.store import open_store
+    from rankgate.io import read_qrels, read_run
+    from rankgate.measures.evaluate import evaluate
+
+    config = load_config(demo_gates_path())
+    qrels = read_qrels(demo_qrels_path())
+    # As in CI: main's run was recorded and made the baseline; a pull request's run is gated against it.
+    with open_store(":memory:") as store:
+        baseline = evaluate(qrels, read_run(demo_run_path("dense")), config.measures, **config.settings.model_dump())
+        store.set_baseline(store.add(baseline, name="dense", qrels=qrels, labels={"source": "demo"}))
+        return run_gate(qrels, demo_run_path(DEMO_CANDIDATE), config, store=store)
+
+
+def _print_gate(console: Any, report: Any) -> None:
+    from rankgate.data import demo_gates_path
+    from rankgate.gate.comment import markdown, plain_text
+
+    console.print()
+    console.print(
+        "[b]CI gate[/b]: a candidate [i]dense_v2[/i] (a new embedding model) against the stored baseline "
+        f"[i]dense[/i], with {demo_gates_path()}"
+    )
+    console.print(plain_text(report), markup=False, highlight=False)
+    console.rule("PR comment (Markdown, as posted by --post-comment)")
+    console.print(markdown(report), markup=False, highlight=False, soft_wrap=True)
+    console.rule()
+    console.print(
+        f"The gate exits {report.exit_code} here ({report.verdict}): in CI that stops the merge. "
+        "Run it yourself: rankgate gate --qrels QRELS --run RUN --config gates.yaml --baseline-run BASE "
+        "(or --store results.db to compare with a stored baseline; see docs/gate.md)"
+    )
 
 
 def _mean(values: list[float]) -> float:

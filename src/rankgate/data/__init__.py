@@ -7,6 +7,7 @@ from importlib.resources import files
 from pathlib import Path
 
 DEMO_RUNS = ("dense", "bm25", "keyword_first")
+DEMO_CANDIDATE = "dense_v2"  # the "new model" the demo gate catches regressing (on one topic)
 
 
 def demo_dir() -> Path:
@@ -19,9 +20,14 @@ def demo_qrels_path() -> Path:
 
 
 def demo_run_path(name: str) -> Path:
-    if name not in DEMO_RUNS:
-        raise KeyError(f"no demo run {name!r} (have: {', '.join(DEMO_RUNS)})")
+    if name not in (*DEMO_RUNS, DEMO_CANDIDATE):
+        raise KeyError(f"no demo run {name!r} (have: {', '.join((*DEMO_RUNS, DEMO_CANDIDATE))})")
     return demo_dir() / "runs" / f"{name}.txt"
+
+
+def demo_gates_path() -> Path:
+    """The demo gate config (applied to dense_v2 against dense)."""
+    return demo_dir() / "gates.yaml"
 
 
 def demo_query_tags() -> dict[str, dict[str, str]]:

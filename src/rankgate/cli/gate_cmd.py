@@ -1,0 +1,143 @@
+"""``rankgate gate``: evaluate a run, compare it with its baseline, decide, record, report."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from rankgate.cli.options import emit, warn
+
+FORMATS = ("text", "markdown", "json", "junit")
+
+
+@click.command("gate")
+@click.option("--qrels", required=True, type=click.Path(dir_okay=False), help="Relevance judgments.")
+@click.option("--run", "run", required=True, type=click.Path(dir_okay=False), help="The run to gate.")
+@click.option("--config", required=True, type=click.Path(dir_okay=False), help="Gate config (YAML).")
+@click.option(
+    "--baseline-run", type=click.Path(dir_okay=False), help="Evaluate this run as the baseline (no store needed)."
+)
+@click.option(
+    "--baseline",
+    metavar="ID",
+    help="Stored baseline: a result id, latest, latest:BRANCH, baseline or baseline:KEY. "
+    "Default with --store: the baseline set for the config's baseline_key.",
+)
+@click.option(
+    "--store",
+    envvar="RANKGATE_STORE",
+    metavar="URL",
+    help="Results store: a SQLite path or sqlite:///PATH, or postgresql://... [env: RANKGATE_STORE]",
+)
+@click.option("--no-record", is_flag=True, help="Do not add this evaluation to the store.")
+@click.option("--allow-qrels-change", is_flag=True, help="Compare with a baseline evaluated on other qrels.")
+@click.option("--tags", "tags_path", type=click.Path(dir_okay=False), help="Query tags (qid -> tags) file.")
+@click.option("--name", help="Name of the run (default: the file stem).")
+@click.option("--qrels-format", help="Override the detected qrels format.")
+@click.option("--run-format", help="Override the detected run format.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report to this file.")
+@click.option("--comment", "comment_path", type=click.Path(dir_okay=False), help="Also write the Markdown comment.")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Also write JUnit XML.")
+@click.option(
+    "--post-comment", is_flag=True, help="Create or update one sticky PR comment (GitHub Actions, GITHUB_TOKEN)."
+)
+@click.option("--comment-key", default="default", show_default=True, help="Tells sticky comments of two gates apart.")
+@click.pass_context
+def gate_command(
+    ctx: click.Context,
+    qrels: str,
+    run: str,
+    config: str,
+    baseline_run: str | None,
+    baseline: str | None,
+    store: str | None,
+    no_record: bool,
+    allow_qrels_change: bool,
+    tags_path: str | None,
+    name: str | None,
+    qrels_format: str | None,
+    run_format: str | None,
+    fmt: str,
+    output: str | None,
+    comment_path: str | None,
+    junit_path: str | None,
+    post_comment: bool,
+    comment_key: str,
+) -> None:
+    """Gate RUN in CI: floors and maximum drops against a baseline, decided on per-query evidence.
+
+    Exit code 0 when every error gate passes (warnings allowed), 1 when one fails, 2 on bad
+    input or config. When GITHUB_STEP_SUMMARY is set, the Markdown report is added to the
+    job summary.
+
+    \b
+    Examples:
+      rankgate gate --qrels qrels.txt --run new.txt --config gates.yaml --baseline-run main.txt
+      rankgate gate --qrels qrels.txt --run new.txt --config gates.yaml --store results.db
+      rankgate gate --qrels qrels.txt --run new.txt --config gates.yaml \\
+          --store results.db --baseline latest:main --format markdown --post-comment
+
+    \b
+    gates.yaml:
+      gates:
+        - name: retrieval_recall_at_5   # metric from the name (or set metric: R@5)
+          threshold: 0.85               # floor
+          regression_max: 0.03          # largest allowed drop (3 points)
+          severity: error               # error blocks; warning reports
+          mode: noninferiority          # decide on the CI of the paired delta
+    """
+    from rankgate.gate.comment import markdown, plain_text
+    from rankgate.gate.junit import junit_xml
+    from rankgate.gate.runner import run_gate
+    from rankgate.io.source import atomic_writer
+
+    tags = None
+    if tags_path:
+        from rankgate.io.tags import read_query_tags
+
+        tags = read_query_tags(tags_path)
+    report = run_gate(
+        qrels,
+        run,
+        config,
+        baseline_run=baseline_run,
+        baseline=baseline,
+        store=store,
+        record=not no_record,
+        allow_qrels_change=allow_qrels_change,
+        tags=tags,
+        run_name=name,
+        qrels_format=qrels_format,
+        run_format=run_format,
+    )
+    comment = markdown(report, key=comment_key)
+    rendered = {
+        "text": lambda: plain_text(report),
+        "markdown": lambda: comment,
+        "json": lambda: _json(report),
+        "junit": lambda: junit_xml(report),
+    }[fmt]()
+    emit(rendered, output)
+    for path, text in ((comment_path, comment), (junit_path, junit_xml(report) if junit_path else "")):
+        if path:
+            with atomic_writer(path) as f:
+                f.write(text)
+    if os.environ.get("GITHUB_STEP_SUMMARY"):
+        from rankgate.gate.github import write_step_summary
+
+        write_step_summary(comment)
+    if post_comment:
+        from rankgate.gate.github import post_or_update_comment
+
+        posted = post_or_update_comment(comment, key=comment_key)
+        click.echo(f"PR comment {posted.action}: {posted.url}", err=True)
+    warn(report.current.warnings)
+    ctx.exit(report.exit_code)
+
+
+def _json(report: object) -> str:
+    import json
+
+    return json.dumps(report.to_dict(), indent=2, allow_nan=False)  # type: ignore[attr-defined]

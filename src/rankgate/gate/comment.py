@@ -1,0 +1,217 @@
+"""The gate report as text a reviewer reads at a glance: headlines, a table, a per-tag breakdown.
+
+One headline per gate, e.g.::
+
+    ❌ recall@5 dropped from 87.0% to 81.0% (-6.0 pts, 95% CI -8.1 to -3.9; floor 85%, max drop 3 pts)
+
+Metrics bounded by [0, 1] are shown as percentages and their deltas in points; counts
+(NumRel, NumRet, ...) as plain numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rankgate.gate.decide import GateOutcome
+    from rankgate.gate.runner import GateReport
+
+ICONS = {"pass": "✅", "warn": "⚠️", "fail": "❌", "inconclusive": "❔"}
+VERDICT_WORDS = {"pass": "passed", "warn": "passed with warnings", "fail": "failed"}
+MARKER = "<!-- rankgate:gate:{key} -->"
+MAX_TAG_ROWS = 15
+
+
+def is_fraction(outcome: GateOutcome) -> bool:
+    return outcome.gate.metric.spec.bounds == (0.0, 1.0)
+
+
+def fmt_value(value: float | None, fraction: bool) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    return f"{value * 100:.1f}%" if fraction else f"{value:.4g}"
+
+
+def fmt_delta(delta: float | None, fraction: bool) -> str:
+    if delta is None:
+        return "n/a"
+    return f"{delta * 100:+.1f} pts" if fraction else f"{delta:+.4g}"
+
+
+def _fmt_ci(ci: tuple[float, float] | None, fraction: bool) -> str:
+    if ci is None:
+        return "n/a"
+    scale = 100 if fraction else 1
+    return f"{ci[0] * scale:.1f} to {ci[1] * scale:.1f}" if fraction else f"{ci[0]:.4g} to {ci[1]:.4g}"
+
+
+def _max_drop(value: float | None, fraction: bool) -> str:
+    if value is None:
+        return ""
+    return f"{value * 100:g} pts" if fraction else f"{value:g}"
+
+
+def _limits(outcome: GateOutcome, fraction: bool) -> str:
+    g = outcome.gate
+    parts = []
+    if g.threshold is not None:
+        parts.append(f"floor {fmt_value(g.threshold, fraction).replace('.0%', '%')}")
+    if g.regression_max is not None:
+        parts.append(f"max drop {_max_drop(g.regression_max, fraction)}")
+    return ", ".join(parts)
+
+
+def headline(outcome: GateOutcome) -> str:
+    """One line that says what happened to a gate's metric and why it passed or not."""
+    g = outcome.gate
+    frac = is_fraction(outcome)
+    name = g.label + (f" [{_tag_filter(outcome)}]" if g.tags else "")
+    limits = _limits(outcome, frac)
+    if outcome.delta is not None and outcome.baseline is not None:
+        before, after = fmt_value(outcome.baseline, frac), fmt_value(outcome.current_paired, frac)
+        if outcome.delta < 0:
+            move = f"dropped from {before} to {after}"
+        elif outcome.delta > 0:
+            move = f"rose from {before} to {after}"
+        else:
+            move = f"held at {after}"
+        ci = f", {g.confidence:.0%} CI {_fmt_ci(outcome.ci, frac)}" if outcome.ci else ""
+        text = f"{name} {move} ({fmt_delta(outcome.delta, frac)}{ci}; {limits})"
+        if outcome.value is not None and outcome.n_paired < outcome.n_queries:
+            text += f"; {fmt_value(outcome.value, frac)} over all {outcome.n_queries} queries"
+    else:
+        text = f"{name} is {fmt_value(outcome.value, frac)} ({limits})"
+    reasons = []
+    if "floor" in outcome.failed:
+        reasons.append("below the floor")
+    if "regression" in outcome.failed:
+        allowed = _max_drop(g.regression_max, frac)
+        reasons.append(
+            f"dropped more than the allowed {allowed}"
+            if g.mode == "mean"
+            else f"the whole CI lies below the allowed drop of {allowed}"
+        )
+    if outcome.inconclusive:
+        reason = f"inconclusive: {outcome.inconclusive}"
+        if outcome.queries_needed:
+            reason += f"; about {outcome.queries_needed} queries would settle it"
+        reasons.append(reason)
+    if reasons:
+        text += " — " + "; ".join(reasons)
+    return f"{ICONS[outcome.status]} {text}"
+
+
+def _tag_filter(outcome: GateOutcome) -> str:
+    tags = outcome.gate.tags or {}
+    return ", ".join(f"{k}={'|'.join(v)}" for k, v in tags.items())
+
+
+def markdown(report: GateReport, *, key: str = "default") -> str:
+    """The PR comment: verdict, headlines, a table of gates and measures, the worst tags."""
+    lines = [
+        f"### {ICONS[report.verdict]} rankgate: retrieval quality gate {VERDICT_WORDS[report.verdict]}",
+        "",
+    ]
+    lines += [f"- {_cell(headline(o))}" for o in report.outcomes]
+    lines += ["", *_gate_table(report.outcomes)]
+    breakdown = _tag_rows(report)
+    if breakdown:
+        lines += [
+            "",
+            "<details><summary>Per-tag breakdown, worst first</summary>",
+            "",
+            *breakdown,
+            "",
+            "</details>",
+        ]
+    lines += ["", _footer(report), "", MARKER.format(key=key)]
+    return "\n".join(lines) + "\n"
+
+
+def _gate_table(outcomes: Sequence[GateOutcome]) -> list[str]:
+    rows = [
+        "| gate | metric | value | baseline | delta | CI of delta | floor | max drop | queries | status |",
+        "|---|---|---:|---:|---:|---|---:|---:|---:|---|",
+    ]
+    for o in outcomes:
+        frac = is_fraction(o)
+        g = o.gate
+        max_drop = "" if g.regression_max is None else _max_drop(g.regression_max, frac)
+        rows.append(
+            "| "
+            + " | ".join(
+                [
+                    _cell(g.name),
+                    f"`{g.metric}`",
+                    fmt_value(o.value, frac),
+                    fmt_value(o.baseline, frac) if o.baseline is not None else "",
+                    fmt_delta(o.delta, frac) if o.delta is not None else "",
+                    _fmt_ci(o.ci, frac) if o.ci else "",
+                    fmt_value(g.threshold, frac) if g.threshold is not None else "",
+                    max_drop,
+                    str(o.n_queries),
+                    f"{ICONS[o.status]} {o.status}",
+                ]
+            )
+            + " |"
+        )
+    return rows
+
+
+def _tag_rows(report: GateReport) -> list[str]:
+    rows = report.by_tag
+    if not rows:
+        return []
+    shown = sorted(rows, key=lambda r: (r["small"], r["delta"]))[:MAX_TAG_ROWS]
+    out = [
+        "| tag | value | measure | queries | baseline | current | delta | CI of delta |",
+        "|---|---|---|---:|---:|---:|---:|---|",
+    ]
+    for r in shown:
+        frac = r.get("fraction", True)
+        ci = tuple(r["ci"]) if r.get("ci") and None not in r["ci"] and not any(map(_nan, r["ci"])) else None
+        size = f"{r['n']}{' (small)' if r['small'] else ''}"
+        out.append(
+            f"| {_cell(r['tag'])} | {_cell(r['value'])} | `{r['measure']}` | {size} "
+            f"| {fmt_value(r['baseline_mean'], frac)} | {fmt_value(r['mean'], frac)} "
+            f"| {fmt_delta(r['delta'], frac)} | {_fmt_ci(ci, frac) if ci else ''} |"
+        )
+    if len(rows) > len(shown):
+        out.append(f"\n{len(rows) - len(shown)} more rows in the JSON output.")
+    return out
+
+
+def _nan(x: Any) -> bool:
+    return isinstance(x, float) and math.isnan(x)
+
+
+def _footer(report: GateReport) -> str:
+    bits = [f"run `{_cell(report.run_name)}`", f"{report.current.queries['evaluated']} queries"]
+    if report.baseline_label:
+        bits.append(f"baseline {_cell(report.baseline_label)}")
+    else:
+        bits.append("no baseline: floors only")
+    if report.stored_id is not None:
+        bits.append(f"stored as result {report.stored_id}")
+    bits.append(f"qrels `{report.qrels_fingerprint[:12]}`")
+    notes = "".join(f"<br>{_cell(n)}" for n in report.notes)
+    return "<sub>" + " · ".join(bits) + notes + "</sub>"
+
+
+def _cell(text: object) -> str:
+    """Text safe inside a Markdown table cell and inert as HTML."""
+    return (
+        str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|").replace("\n", " ")
+    )
+
+
+def plain_text(report: GateReport) -> str:
+    """The terminal form: verdict line and one headline per gate."""
+    lines = [f"rankgate gate: {report.verdict.upper()} ({VERDICT_WORDS[report.verdict]})"]
+    lines += [f"  {headline(o)}" for o in report.outcomes]
+    if not report.baseline_label:
+        lines.append("  (no baseline: only floors were checked; pass --baseline-run or --baseline)")
+    lines += [f"  note: {n}" for n in report.notes]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,295 @@
+"""The gate configuration (YAML): which metrics to gate, their floors and allowed drops.
+
+A minimal file::
+
+    gates:
+      - name: retrieval_recall_at_5   # metric taken from the name: recall@5 -> R@5
+        threshold: 0.85               # absolute floor
+        regression_max: 0.03          # largest allowed drop against the baseline (3 points)
+        severity: error               # error blocks the merge; warning only reports
+
+Errors name the file and the key path (``gates[1].threshold``) and exit 2.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from rankgate.errors import ConfigError, MeasureError
+from rankgate.measures.parse import parse_measure
+from rankgate.measures.registry import Measure
+
+Mode = Literal["mean", "noninferiority"]
+Outcome = Literal["pass", "warn", "fail"]
+Severity = Literal["error", "warning"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class GateDefaults(_Strict):
+    """Defaults every gate inherits unless it sets its own."""
+
+    mode: Mode = "mean"
+    on_inconclusive: Outcome = "warn"
+    severity: Severity = "error"
+    min_queries: int = Field(default=1, ge=1)
+    confidence: float = Field(default=0.95, gt=0.5, lt=1.0)
+
+
+class GateSpec(_Strict):
+    """One gate as written in the file; `Gate` is the resolved form."""
+
+    name: str = Field(min_length=1)
+    metric: str | None = None
+    threshold: float | None = None
+    regression_max: float | None = Field(default=None, ge=0)
+    severity: Severity | None = None
+    mode: Mode | None = None
+    on_inconclusive: Outcome | None = None
+    min_queries: int | None = Field(default=None, ge=1)
+    tags: dict[str, str | list[str]] | None = None
+
+    @field_validator("tags")
+    @classmethod
+    def _tags_not_empty(cls, value: dict[str, str | list[str]] | None) -> dict[str, str | list[str]] | None:
+        if value is not None and not value:
+            raise ValueError("give at least one tag, e.g. {topic: billing}, or leave 'tags' out")
+        return value
+
+    @model_validator(mode="after")
+    def _something_to_check(self) -> GateSpec:
+        if self.threshold is None and self.regression_max is None:
+            raise ValueError("a gate needs a 'threshold', a 'regression_max', or both")
+        return self
+
+
+class EvaluationSettings(_Strict):
+    """The semantic options of `rankgate.evaluate`, fixed in the config so every run agrees."""
+
+    queries: Literal["qrels", "intersection"] = "qrels"
+    ties: Literal["trec", "input"] = "trec"
+    rel: int = Field(default=1, ge=1)
+    empty: Literal["zero", "skip"] = "zero"
+    duplicates: Literal["error", "first", "max"] = "error"
+    judged_only: bool = False
+
+
+class GateFile(_Strict):
+    version: Literal[1] = 1
+    defaults: GateDefaults = GateDefaults()
+    settings: EvaluationSettings = EvaluationSettings()
+    tags_file: str | None = None
+    baseline_key: str = Field(default="default", min_length=1)
+    seed: int = 0
+    n_resamples: int = Field(default=10_000, ge=100)
+    gates: list[GateSpec] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> GateFile:
+        seen: set[str] = set()
+        for gate in self.gates:
+            if gate.name in seen:
+                raise ValueError(f"two gates are named {gate.name!r}; names must differ")
+            seen.add(gate.name)
+        return self
+
+
+class Gate(BaseModel):
+    """A gate with its metric parsed and defaults applied."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    name: str
+    metric: Measure
+    label: str  # the metric as the user wrote it (or as read from the name): "recall@5"
+    threshold: float | None
+    regression_max: float | None
+    severity: Severity
+    mode: Mode
+    on_inconclusive: Outcome
+    min_queries: int
+    confidence: float
+    tags: dict[str, tuple[str, ...]] | None
+
+
+class GateConfig(BaseModel):
+    """The whole file, resolved: gates, evaluation settings, where tags come from."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    gates: tuple[Gate, ...]
+    settings: EvaluationSettings
+    tags_file: Path | None
+    baseline_key: str
+    seed: int
+    n_resamples: int
+    source: str
+
+    @property
+    def measures(self) -> list[Measure]:
+        """Every metric the gates need, once each, in gate order."""
+        out: list[Measure] = []
+        for gate in self.gates:
+            if gate.metric not in out:
+                out.append(gate.metric)
+        return out
+
+
+def load_config(source: str | os.PathLike[str] | Mapping[str, Any]) -> GateConfig:
+    """Read and check a gate config from a YAML file or a mapping.
+
+    >>> cfg = load_config({"gates": [{"name": "retrieval_mrr", "threshold": 0.6}]})
+    >>> cfg.gates[0].label, str(cfg.gates[0].metric)
+    ('MRR', 'RR')
+    """
+    if isinstance(source, Mapping):
+        return _resolve(_validate(source, "<config>"), "<config>", base=Path.cwd())
+    path = Path(source)
+    name = str(source)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError("file not found", source=name) from None
+    except IsADirectoryError:
+        raise ConfigError("is a directory, not a YAML file", source=name) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"cannot read the file ({e})", source=name) from None
+    return _resolve(_validate(_parse_yaml(text, name), name), name, base=path.parent)
+
+
+def _parse_yaml(text: str, source: str) -> Any:
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"{source}:{mark.line + 1}" if mark is not None else source
+        problem = getattr(e, "problem", None) or str(e)
+        raise ConfigError(f"not valid YAML: {problem}", source=where) from None
+    if not isinstance(data, Mapping):
+        raise ConfigError("expected a mapping with a 'gates' list at the top", source=source)
+    return data
+
+
+def _validate(data: Mapping[str, Any], source: str) -> GateFile:
+    try:
+        return GateFile.model_validate(dict(data))
+    except ValidationError as e:
+        first = e.errors()[0]
+        raise ConfigError(_describe(first), key_path=_key_path(first["loc"]) or None, source=source) from None
+
+
+def _key_path(loc: tuple[Any, ...]) -> str:
+    """``("gates", 1, "threshold")`` -> ``gates[1].threshold``."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part in ("str", "list[str]"):  # pydantic names the union member it tried; not a key
+            continue
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _describe(error: Mapping[str, Any]) -> str:
+    kind = error.get("type", "")
+    if kind == "extra_forbidden":
+        return "unknown key (check its spelling)"
+    if kind == "missing":
+        return "required key is missing"
+    message = str(error.get("msg", "invalid value")).removeprefix("Value error, ")
+    if "input" in error and kind not in ("model_type", "dict_type"):
+        message += f" (got {error['input']!r})"
+    return message
+
+
+def _resolve(spec: GateFile, source: str, *, base: Path) -> GateConfig:
+    gates = []
+    for i, g in enumerate(spec.gates):
+        metric, label = _metric_of(g, f"gates[{i}]", source)
+        d = spec.defaults
+        gates.append(
+            Gate(
+                name=g.name,
+                metric=metric.with_defaults(rel=spec.settings.rel),
+                label=label,
+                threshold=g.threshold,
+                regression_max=g.regression_max,
+                severity=g.severity or d.severity,
+                mode=g.mode or d.mode,
+                on_inconclusive=g.on_inconclusive or d.on_inconclusive,
+                min_queries=g.min_queries or d.min_queries,
+                confidence=d.confidence,
+                tags={k: (v,) if isinstance(v, str) else tuple(v) for k, v in g.tags.items()} if g.tags else None,
+            )
+        )
+    tags_file = None
+    if spec.tags_file:
+        tags_file = Path(spec.tags_file)
+        if not tags_file.is_absolute():
+            tags_file = base / tags_file
+    return GateConfig(
+        gates=tuple(gates),
+        settings=spec.settings,
+        tags_file=tags_file,
+        baseline_key=spec.baseline_key,
+        seed=spec.seed,
+        n_resamples=spec.n_resamples,
+        source=source,
+    )
+
+
+def _metric_of(gate: GateSpec, key: str, source: str) -> tuple[Measure, str]:
+    if gate.metric is not None:
+        try:
+            return parse_measure(gate.metric), gate.metric
+        except MeasureError as e:
+            raise ConfigError(str(e), key_path=f"{key}.metric", source=source) from None
+    found = metric_from_name(gate.name)
+    if found is None:
+        raise ConfigError(
+            f"cannot tell the metric from the gate name {gate.name!r}; add 'metric:' (e.g. metric: nDCG@10)",
+            key_path=f"{key}.name",
+            source=source,
+        )
+    return found
+
+
+def metric_from_name(name: str) -> tuple[Measure, str] | None:
+    """The metric a gate name ends with: the longest ``_``-separated tail that is a measure name.
+
+    ``_at_`` reads as ``@``, so ``retrieval_recall_at_5`` is recall@5 and ``search_ndcg_at_10``
+    is nDCG@10; a leading word such as ``retrieval_`` is skipped.
+
+    >>> [str(metric_from_name(n)[0]) for n in ("retrieval_recall_at_5", "retrieval_mrr", "ndcg_cut_10")]
+    ['R@5', 'RR', 'nDCG@10']
+    """
+    words = name.strip().split("_")
+    for start in range(len(words)):
+        tail = "_".join(words[start:])
+        for candidate in (tail.replace("_at_", "@"), tail):
+            if not candidate or candidate[0].isdigit():
+                continue
+            try:
+                return parse_measure(candidate), _pretty(candidate)
+            except MeasureError:
+                continue
+    return None
+
+
+_PRETTY_WORDS = {"mrr": "MRR", "map": "MAP", "ndcg": "nDCG", "err": "ERR", "rbp": "RBP"}
+
+
+def _pretty(label: str) -> str:
+    """``mrr@10`` -> ``MRR@10``, ``ndcg@10`` -> ``nDCG@10``; other words as written."""
+    head, at, tail = label.partition("@")
+    return _PRETTY_WORDS.get(head.lower(), head) + at + tail

@@ -1,0 +1,207 @@
+"""Gate decisions: each gate's status from the current results and, when there is one, a baseline.
+
+A gate checks up to two things:
+
+* the floor: the mean of its metric must be at least ``threshold``;
+* the regression: against the baseline, on the queries both evaluated, the metric may drop
+  by at most ``regression_max``. In ``mean`` mode the observed mean drop decides. In
+  ``noninferiority`` mode the paired bootstrap CI of the delta decides: it passes when the
+  whole interval lies above ``-regression_max``, fails when the whole interval lies below
+  it (the drop beyond the margin is significant), and is inconclusive otherwise; the gate's
+  ``on_inconclusive`` then says what that means for the verdict, and ``queries_needed``
+  how many queries would settle it.
+
+A failed check gives ``fail`` for an ``error`` gate and ``warn`` for a ``warning`` gate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from rankgate.core.results import Results
+from rankgate.gate.config import Gate, GateConfig
+from rankgate.stats.power import queries_needed
+from rankgate.stats.summary import paired_summary
+
+# Differences this small are floating-point noise, not a drop: 0.88 - 0.85 is 0.030000000000000027.
+EPS = 1e-9
+
+Tags = Mapping[str, Mapping[str, str]]
+
+
+@dataclass
+class GateOutcome:
+    """What one gate found."""
+
+    gate: Gate
+    status: str  # pass | warn | fail | inconclusive
+    value: float | None  # mean of the metric over the gate's queries (current run)
+    n_queries: int
+    baseline: float | None = None  # the baseline's mean over the paired queries
+    current_paired: float | None = None  # the current mean over those same queries
+    delta: float | None = None  # current_paired - baseline
+    ci: tuple[float, float] | None = None  # CI of delta (paired bootstrap)
+    p_value: float | None = None  # paired t-test of delta = 0
+    n_paired: int = 0
+    failed: list[str] = field(default_factory=list)  # "floor", "regression"
+    inconclusive: str | None = None  # why no decision could be made
+    queries_needed: int | None = None
+
+    @property
+    def counts_as(self) -> str:
+        """The outcome this gate adds to the verdict: pass, warn or fail."""
+        if self.status == "inconclusive":
+            if self.gate.on_inconclusive == "fail" and self.gate.severity == "warning":
+                return "warn"
+            return self.gate.on_inconclusive
+        return self.status
+
+    def to_dict(self) -> dict[str, Any]:
+        """The per-gate object of ``rankgate gate --format json`` (DESIGN.md)."""
+        g = self.gate
+        return {
+            "name": g.name,
+            "metric": str(g.metric),
+            "label": g.label,
+            "severity": g.severity,
+            "mode": g.mode,
+            "status": self.status,
+            "counts_as": self.counts_as,
+            "value": self.value,
+            "baseline": self.baseline,
+            "current_paired": self.current_paired,
+            "delta": self.delta,
+            "ci": list(self.ci) if self.ci else None,
+            "confidence": g.confidence,
+            "p_value": self.p_value,
+            "threshold": g.threshold,
+            "regression_max": g.regression_max,
+            "n_queries": self.n_queries,
+            "n_paired": self.n_paired,
+            "failed": list(self.failed),
+            "inconclusive": self.inconclusive,
+            "on_inconclusive": g.on_inconclusive,
+            "queries_needed": self.queries_needed,
+            "tags": {k: list(v) for k, v in g.tags.items()} if g.tags else None,
+        }
+
+
+def verdict(outcomes: Sequence[GateOutcome]) -> str:
+    """``fail`` if any gate counts as failed, else ``warn`` if any warns, else ``pass``."""
+    counted = {o.counts_as for o in outcomes}
+    return "fail" if "fail" in counted else "warn" if "warn" in counted else "pass"
+
+
+def decide(
+    config: GateConfig, current: Results, baseline: Results | None, *, tags: Tags | None = None
+) -> list[GateOutcome]:
+    """Decide every gate of ``config``."""
+    return [
+        decide_gate(gate, current, baseline, tags=tags, seed=config.seed, n_resamples=config.n_resamples)
+        for gate in config.gates
+    ]
+
+
+def decide_gate(
+    gate: Gate,
+    current: Results,
+    baseline: Results | None,
+    *,
+    tags: Tags | None = None,
+    seed: int = 0,
+    n_resamples: int = 10_000,
+) -> GateOutcome:
+    """Decide one gate (see the module docstring)."""
+    metric = str(gate.metric)
+    queries = select_queries(current.query_ids, gate, tags)
+    values = _column(current, metric, queries)
+    if len(queries) < gate.min_queries:
+        return GateOutcome(
+            gate=gate,
+            status="inconclusive",
+            value=float(values.mean()) if len(values) else None,
+            n_queries=len(queries),
+            inconclusive=f"{len(queries)} queries match, fewer than min_queries ({gate.min_queries})",
+        )
+    out = GateOutcome(gate=gate, status="pass", value=float(values.mean()), n_queries=len(queries))
+    if gate.threshold is not None and out.value is not None and out.value < gate.threshold - EPS:
+        out.failed.append("floor")
+    if baseline is not None and gate.regression_max is not None:
+        _check_regression(out, gate, current, baseline, queries, seed=seed, n_resamples=n_resamples)
+    if out.failed:
+        out.status = "fail" if gate.severity == "error" else "warn"
+    elif out.inconclusive:
+        out.status = "inconclusive"
+    return out
+
+
+def select_queries(query_ids: Sequence[str], gate: Gate, tags: Tags | None) -> list[str]:
+    """The queries a gate looks at: all, or those whose tags match every one of its filters."""
+    if not gate.tags:
+        return list(query_ids)
+    if tags is None:
+        from rankgate.errors import ConfigError
+
+        raise ConfigError(
+            f"gate {gate.name!r} filters on tags but no query tags were given; pass --tags FILE or set tags_file",
+            key_path="tags_file",
+        )
+    return [q for q in query_ids if all(tags.get(q, {}).get(key) in allowed for key, allowed in gate.tags.items())]
+
+
+def _check_regression(
+    out: GateOutcome,
+    gate: Gate,
+    current: Results,
+    baseline: Results,
+    queries: list[str],
+    *,
+    seed: int,
+    n_resamples: int,
+) -> None:
+    metric = str(gate.metric)
+    margin = float(gate.regression_max or 0.0)
+    held = set(baseline.query_ids)
+    paired = [q for q in queries if q in held]
+    out.n_paired = len(paired)
+    if len(paired) < 2:
+        out.inconclusive = f"the baseline shares {len(paired)} of this gate's queries; a comparison needs 2"
+        return
+    cur = _column(current, metric, paired)
+    base = _column(baseline, metric, paired)
+    out.baseline, out.current_paired = float(base.mean()), float(cur.mean())
+    summary = paired_summary(base, cur, n_resamples=n_resamples, confidence=gate.confidence, seed=seed)
+    out.delta = float(summary.delta[0])
+    out.ci = (float(summary.ci_low[0]), float(summary.ci_high[0]))
+    out.p_value = float(summary.p_value[0])
+    if gate.mode == "mean":
+        if -out.delta > margin + EPS:
+            out.failed.append("regression")
+        return
+    low, high = out.ci
+    if low >= -margin - EPS:
+        return
+    if high < -margin - EPS:
+        out.failed.append("regression")
+        return
+    out.inconclusive = f"the {gate.confidence:.0%} CI of the delta straddles the allowed drop of {margin:g}"
+    sd = float(summary.sd_delta[0])
+    distance = abs(out.delta + margin)
+    if sd > 0 and distance > 0:
+        out.queries_needed = int(queries_needed(distance, sd, alpha=1 - gate.confidence))
+
+
+def _column(results: Results, metric: str, queries: list[str]) -> np.ndarray:
+    if metric not in results.names:
+        from rankgate.errors import InputError
+
+        raise InputError(
+            f"the {'baseline' if results.run_name is None else repr(results.run_name)} results hold no values "
+            f"of {metric} (have: {', '.join(results.names)}); evaluate it with that measure"
+        )
+    position = {q: i for i, q in enumerate(results.query_ids)}
+    return results.values[[position[q] for q in queries], results.names.index(metric)]

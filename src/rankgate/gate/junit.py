@@ -1,0 +1,34 @@
+"""The gate report as JUnit XML, which CI systems show as a test report (one test per gate)."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from typing import TYPE_CHECKING
+
+from rankgate.gate.comment import headline
+
+if TYPE_CHECKING:
+    from rankgate.gate.runner import GateReport
+
+
+def junit_xml(report: GateReport) -> str:
+    """A ``<testsuite>``: a failed gate is a ``<failure>``; a warning or an inconclusive gate
+    passes with its headline in ``<system-out>`` (JUnit has no "warning" state)."""
+    failures = sum(o.counts_as == "fail" for o in report.outcomes)
+    suite = ET.Element(
+        "testsuite",
+        name="rankgate gate",
+        tests=str(len(report.outcomes)),
+        failures=str(failures),
+        errors="0",
+        skipped="0",
+    )
+    for outcome in report.outcomes:
+        case = ET.SubElement(suite, "testcase", classname=f"rankgate.{report.run_name}", name=outcome.gate.name)
+        line = headline(outcome)
+        if outcome.counts_as == "fail":
+            failure = ET.SubElement(case, "failure", message=line, type=outcome.status)
+            failure.text = line
+        ET.SubElement(case, "system-out").text = line
+    ET.indent(suite)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"

@@ -1,0 +1,305 @@
+"""`run_gate`: evaluate a run, find its baseline, decide every gate, record the result.
+
+This is the library behind ``rankgate gate``; the CLI only parses options and prints.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from rankgate.core.results import Results
+from rankgate.gate.config import GateConfig, load_config
+from rankgate.gate.decide import GateOutcome, decide, verdict
+from rankgate.stats.comparison import MIN_GROUP
+
+EXIT_CODES = {"pass": 0, "warn": 0, "fail": 1}
+
+
+@dataclass
+class GateReport:
+    """Everything a gate run found; rendered as text, Markdown, JSON or JUnit."""
+
+    verdict: str
+    outcomes: list[GateOutcome]
+    current: Results
+    baseline: Results | None
+    baseline_label: str | None
+    run_name: str
+    qrels_fingerprint: str
+    config_source: str
+    stored_id: int | None = None
+    by_tag: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.verdict]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON contract of ``rankgate gate --format json`` (DESIGN.md)."""
+        return _finite(
+            {
+                "verdict": self.verdict,
+                "gates": [o.to_dict() for o in self.outcomes],
+                "run": self.run_name,
+                "baseline": self.baseline_label,
+                "stored_id": self.stored_id,
+                "qrels_fingerprint": self.qrels_fingerprint,
+                "config": self.config_source,
+                "aggregate": self.current.aggregate,
+                "baseline_aggregate": self.baseline.aggregate if self.baseline is not None else None,
+                "queries": dict(self.current.queries),
+                "by_tag": self.by_tag,
+                "per_query": self.current.per_query,
+                "baseline_per_query": self.baseline.per_query if self.baseline is not None else None,
+                "notes": list(self.notes),
+                "warnings": list(self.current.warnings),
+                "settings": dict(self.settings),
+                "versions": dict(self.current.versions),
+            }
+        )
+
+
+def run_gate(
+    qrels: Any,
+    run: Any,
+    config: GateConfig | str | os.PathLike[str] | dict[str, Any],
+    *,
+    baseline_run: Any = None,
+    baseline: str | None = None,
+    store: Any = None,
+    record: bool = True,
+    allow_qrels_change: bool = False,
+    tags: dict[str, dict[str, str]] | None = None,
+    run_name: str | None = None,
+    qrels_format: str | None = None,
+    run_format: str | None = None,
+) -> GateReport:
+    """Evaluate ``run``, compare it with its baseline, decide every gate, and record the result.
+
+    Args:
+        qrels: judgments (a path or anything `rankgate.evaluate` takes).
+        run: the candidate run.
+        config: a `GateConfig`, a YAML path, or a mapping.
+        baseline_run: a baseline run evaluated on the spot (no store needed).
+        baseline: a stored result to compare with: an id, ``latest``, ``latest:BRANCH``,
+            ``baseline`` or ``baseline:KEY``; needs ``store``.
+        store: a store URL/path or an open store. Without ``baseline``/``baseline_run`` the
+            store's baseline for the config's ``baseline_key`` is used when set.
+        record: add the evaluated run to ``store``.
+        allow_qrels_change: compare with a stored baseline evaluated on other judgments.
+        tags: ``{qid: {tag: value}}`` for tag filters and the breakdown (else ``tags_file``).
+        run_name: the name recorded and shown (default: the run's file stem).
+    """
+    from rankgate.gate.fingerprint import qrels_fingerprint
+    from rankgate.io.coerce import as_qrels, as_run
+    from rankgate.measures.evaluate import evaluate
+
+    cfg = config if isinstance(config, GateConfig) else load_config(config)
+    options = cfg.settings.model_dump()
+    if tags is None and cfg.tags_file is not None:
+        from rankgate.io.tags import read_query_tags
+
+        tags = read_query_tags(cfg.tags_file)
+    q = _load(as_qrels, qrels, qrels_format, options["duplicates"], kind="qrels")
+    r = _load(as_run, run, run_format, options["duplicates"], kind="run", name=run_name)
+    measures = cfg.measures
+    current = evaluate(q, r, measures, **options)
+    fingerprint = qrels_fingerprint(q)
+    notes: list[str] = []
+
+    opened = _open_store(store)
+    try:
+        base_results, base_label, stored = _baseline(
+            cfg, q, measures, options, opened, baseline_run, baseline, baseline_format=run_format
+        )
+        if stored is not None:
+            notes.extend(_check_stored(stored, fingerprint, allow_qrels_change))
+        if base_results is not None:
+            base_results = _restrict(base_results, measures, base_label or "baseline")
+        outcomes = decide(cfg, current, base_results, tags=tags)
+        result = verdict(outcomes)
+        stored_id = None
+        if opened is not None and record:
+            stored_id = opened.add(
+                current,
+                name=current.run_name or "run",
+                qrels=q,
+                labels={"source": "gate", "verdict": result, "config": cfg.source},
+            )
+    finally:
+        if opened is not None and opened is not store:
+            opened.close()
+
+    if base_results is not None:
+        shared = len(set(base_results.query_ids) & set(current.query_ids))
+        if shared < len(current.query_ids):
+            notes.append(
+                f"the baseline covers {shared} of the {len(current.query_ids)} evaluated queries; "
+                "deltas use the shared ones"
+            )
+    return GateReport(
+        verdict=result,
+        outcomes=outcomes,
+        current=current,
+        baseline=base_results,
+        baseline_label=base_label,
+        run_name=current.run_name or "run",
+        qrels_fingerprint=fingerprint,
+        config_source=cfg.source,
+        stored_id=stored_id,
+        by_tag=_breakdown(current, base_results, measures, tags, cfg),
+        notes=notes,
+        settings={**current.settings, "seed": cfg.seed, "n_resamples": cfg.n_resamples},
+    )
+
+
+def _load(convert: Any, value: Any, fmt: str | None, duplicates: str, *, kind: str, name: str | None = None) -> Any:
+    from rankgate.io.readers import read_qrels, read_run
+
+    if isinstance(value, str | os.PathLike):
+        if kind == "qrels":
+            return read_qrels(value, format=fmt, duplicates=duplicates)
+        return read_run(value, format=fmt, duplicates=duplicates, name=name)
+    return convert(value, duplicates=duplicates)
+
+
+def _open_store(store: Any) -> Any:
+    if store is None or not isinstance(store, str | os.PathLike):
+        return store
+    from rankgate.gate.store import open_store
+
+    return open_store(str(store))
+
+
+def _baseline(
+    cfg: GateConfig,
+    q: Any,
+    measures: list[Any],
+    options: dict[str, Any],
+    store: Any,
+    baseline_run: Any,
+    baseline: str | None,
+    *,
+    baseline_format: str | None,
+) -> tuple[Results | None, str | None, Any]:
+    """The baseline's results, how to name it, and the stored result it came from (if any)."""
+    from rankgate.errors import ConfigError
+    from rankgate.io.coerce import as_run
+    from rankgate.measures.evaluate import evaluate
+
+    if baseline_run is not None and baseline is not None:
+        raise ConfigError("give a baseline run or a stored baseline, not both", key_path="baseline")
+    if baseline_run is not None:
+        r = _load(as_run, baseline_run, baseline_format, options["duplicates"], kind="run")
+        res = evaluate(q, r, measures, **options)
+        return res, f"run `{res.run_name or 'baseline'}`", None
+    if store is None:
+        if baseline is not None:
+            raise ConfigError(f"--baseline {baseline} needs a results store (--store URL)", key_path="baseline")
+        return None, None, None
+    stored = store.resolve(baseline) if baseline is not None else store.baseline(key=cfg.baseline_key)
+    if stored is None:
+        return None, None, None
+    return stored.to_results(), f"stored result {stored.id} ({stored.name}, {_where(stored)})", stored
+
+
+def _where(stored: Any) -> str:
+    bits = []
+    if stored.branch:
+        bits.append(str(stored.branch))
+    if stored.commit:
+        bits.append(str(stored.commit)[:8])
+    bits.append(stored.created_at.strftime("%Y-%m-%d %H:%M UTC"))
+    return " ".join(bits)
+
+
+def _check_stored(stored: Any, fingerprint: str, allow: bool) -> list[str]:
+    from rankgate.gate.store import check_baseline_compatible
+
+    check_baseline_compatible(stored, fingerprint, allow=allow)
+    if stored.qrels_fingerprint != fingerprint:
+        shown = (stored.qrels_fingerprint or "unknown")[:12]
+        return [f"the baseline was evaluated on other qrels ({shown}); compared anyway"]
+    return []
+
+
+def _restrict(results: Results, measures: list[Any], label: str) -> Results:
+    from rankgate.errors import InputError
+
+    names = [str(m) for m in measures]
+    missing = [n for n in names if n not in results.names]
+    if missing:
+        raise InputError(
+            f"the baseline ({label}) holds no values of {', '.join(missing)}; "
+            "record a baseline evaluated with every gated metric"
+        )
+    return results.select(names)
+
+
+def _breakdown(
+    current: Results,
+    baseline: Results | None,
+    measures: list[Any],
+    tags: dict[str, dict[str, str]] | None,
+    cfg: GateConfig,
+) -> list[dict[str, Any]]:
+    """Per tag value: each gated metric's mean, and its delta against the baseline when there is one."""
+    if not tags:
+        return []
+    names = [str(m) for m in measures]
+    if baseline is None or len(set(baseline.query_ids) & set(current.query_ids)) < 2:
+        return _levels_by_tag(current, names, tags, measures)
+    from rankgate.stats.comparison import compare_results
+
+    comparison = compare_results(
+        {"baseline": baseline, "current": current.select(names)},
+        tags=tags,
+        n_resamples=min(cfg.n_resamples, 2_000),  # many small groups: a coarser CI is enough here
+        seed=cfg.seed,
+    )
+    fraction = {str(m): m.spec.bounds == (0.0, 1.0) for m in measures}
+    return [{**row, "fraction": fraction[row["measure"]]} for row in comparison.by_tag]
+
+
+def _levels_by_tag(
+    current: Results, names: list[str], tags: dict[str, dict[str, str]], measures: list[Any]
+) -> list[dict[str, Any]]:
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, qid in enumerate(current.query_ids):
+        for key, value in tags.get(qid, {}).items():
+            groups.setdefault((key, value), []).append(i)
+    rows = []
+    for (key, value), members in sorted(groups.items()):
+        for m in measures:
+            column = current.values[members, current.names.index(str(m))]
+            rows.append(
+                {
+                    "tag": key,
+                    "value": value,
+                    "n": len(members),
+                    "small": len(members) < MIN_GROUP,
+                    "measure": str(m),
+                    "mean": float(column.mean()),
+                    "baseline_mean": None,
+                    "delta": 0.0,
+                    "ci": None,
+                    "fraction": m.spec.bounds == (0.0, 1.0),
+                }
+            )
+    return rows
+
+
+def _finite(value: Any) -> Any:
+    import math
+
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
