@@ -358,6 +358,10 @@ def test_store_records_every_run_and_gates_against_the_stored_baseline(capsys, t
     from rankgate.gate.store import open_store
 
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    for var in ("GITHUB_HEAD_REF", "GITHUB_EVENT_PATH", "GITHUB_REF"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")  # as in CI: the branch comes from the environment
+    monkeypatch.setenv("GITHUB_SHA", "4f2a9c1")
     monkeypatch.setenv("GITHUB_REF_NAME", "main")
     db = str(tmp_path / "results.db")
     # No baseline yet: floors only; the run is recorded.
