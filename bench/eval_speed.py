@@ -100,7 +100,7 @@ def tool_command(tool, qrels, run, args):
         cmd = base + ["eval", qrels, run]
         for m in MEASURES:
             cmd += ["-m", m]
-        return cmd + ["--format", "json"]
+        return cmd + ["--format", "json", *getattr(args, "rankgate_extra", [])]
     return [sys.executable, os.path.join(BENCH_DIR, "run_peer.py"), tool, qrels, run]
 
 

@@ -86,12 +86,14 @@ def generate(n_queries: int, depth: int, judged_per_query: int = 8, seed: int = 
     """
     if n_queries < 1 or depth < 1 or judged_per_query < 1:
         raise ValueError("n_queries, depth and judged_per_query must be >= 1")
-    if n_queries > 900_000:
-        raise ValueError("at most 900,000 queries (qids are q100000..q999999)")
+    if n_queries > 9_000_000:
+        raise ValueError("at most 9,000,000 queries (qids are q1000000..q9999999)")
     rng = np.random.default_rng(seed)
     n = n_queries
 
-    qnum = np.sort(rng.choice(900_000, size=n, replace=False)).astype(np.int64) + 100_000
+    # Six-digit qids up to 900,000 queries (files of earlier versions stay byte-identical), seven above.
+    lo = 100_000 if n <= 900_000 else 1_000_000
+    qnum = np.sort(rng.choice(9 * lo, size=n, replace=False)).astype(np.int64) + lo
 
     if judged_per_query >= 3:
         nj = judged_per_query + rng.integers(-2, 3, size=n)
