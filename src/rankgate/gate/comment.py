@@ -95,6 +95,8 @@ def headline(outcome: GateOutcome) -> str:
         )
     if outcome.inconclusive:
         reason = f"inconclusive: {outcome.inconclusive}"
+        if g.regression_max is not None and reason.endswith("allowed drop"):
+            reason += f" of {_max_drop(g.regression_max, frac)}"
         if outcome.queries_needed:
             reason += f"; about {outcome.queries_needed} queries would settle it"
         reasons.append(reason)

@@ -188,7 +188,7 @@ def _check_regression(
     if high < -margin - EPS:
         out.failed.append("regression")
         return
-    out.inconclusive = f"the {gate.confidence:.0%} CI of the delta straddles the allowed drop of {margin:g}"
+    out.inconclusive = f"the {gate.confidence:.0%} CI of the delta straddles the allowed drop"
     sd = float(summary.sd_delta[0])
     distance = abs(out.delta + margin)
     if sd > 0 and distance > 0:
