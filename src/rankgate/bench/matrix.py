@@ -1,0 +1,252 @@
+"""The benchmark matrix: retrievers x indexes x parameters x k, from YAML or command-line specs.
+
+A matrix file::
+
+    dataset: demo                 # optional; the command's DATASET argument wins
+    split: test
+    measures: [nDCG@10, R@10, R@100, RR@10]
+    chunking: {size: 200, overlap: 50, aggregate: max}   # optional
+    latency: {queries: 100, warmup: 3}                   # queries: 0 turns the probe off
+    matrix:
+      retrievers:
+        - bm25                                 # a spec string, as on the command line
+        - {name: minilm, type: dense, model: minilm, params: {batch_size: 64}}
+        - {name: hybrid, type: hybrid, of: [bm25, minilm], params: {fusion: rrf, rrf_k: 60}}
+      indexes:
+        - exact
+        - {type: hnsw, params: {M: [16, 32], ef_search: [32, 128]}}   # lists make a grid
+      k: [10, 100]
+
+A list as a parameter value makes a grid (one configuration per value, crossed with the other
+lists), except ``weights`` of a hybrid, which is one weight per fused retriever. Errors name the
+key path, e.g. ``matrix.indexes[1].params.M``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rankgate.bench.chunking import AGGREGATIONS, ChunkSpec
+from rankgate.bench.indexes import INDEX_KINDS, IndexSpec
+from rankgate.bench.specs import (
+    DEFAULT_MEASURES,
+    DEFAULT_RETRIEVERS,
+    NOT_A_GRID,
+    RETRIEVER_KINDS,
+    RETRIEVER_PARAMS,
+    BenchPlan,
+    LatencySpec,
+    RetrieverSpec,
+    _complete,
+    _expand_index,
+    _grid,
+    _is_int,
+    _spec_from_string,
+    add_rerankers,
+    check_references,
+    parse_index_spec,
+    parse_retriever_specs,
+)
+from rankgate.errors import ConfigError, MeasureError
+
+__all__ = [
+    "DEFAULT_MEASURES",
+    "DEFAULT_RETRIEVERS",
+    "RETRIEVER_KINDS",
+    "RETRIEVER_PARAMS",
+    "BenchPlan",
+    "LatencySpec",
+    "RetrieverSpec",
+    "add_rerankers",
+    "check_references",
+    "load_plan",
+    "parse_index_spec",
+    "parse_retriever_specs",
+    "plan_from_dict",
+]
+
+# -- matrix files -------------------------------------------------------------------------------
+TOP_KEYS = ("dataset", "split", "measures", "chunking", "latency", "matrix")
+MATRIX_KEYS = ("retrievers", "indexes", "k")
+
+
+def load_plan(path: str | os.PathLike[str]) -> BenchPlan:
+    """Read a matrix YAML file.
+
+    Raises:
+        ConfigError: naming the file and the key path of the first problem.
+    """
+    from rankgate.bench._deps import require
+
+    yaml = require("yaml")
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError("matrix file not found", source=source) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"cannot read the matrix file ({e})", source=source) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        line = f"line {mark.line + 1}: " if mark is not None else ""
+        raise ConfigError(f"{line}not valid YAML ({getattr(e, 'problem', None) or e})", source=source) from None
+    try:
+        return plan_from_dict(data, source=source)
+    except ConfigError as e:
+        if e.source is not None:
+            raise
+        prefix = f"{e.key_path}: " if e.key_path else ""
+        raise ConfigError(str(e)[len(prefix) :], key_path=e.key_path, source=source) from None
+
+
+def plan_from_dict(data: Any, *, source: str | None = None) -> BenchPlan:
+    """Validate a matrix (already parsed from YAML or built in Python) into a `BenchPlan`."""
+    top = _mapping(data, "", TOP_KEYS)
+    matrix = _mapping(top.get("matrix"), "matrix", MATRIX_KEYS, required=True)
+    retrievers = _retrievers(matrix.get("retrievers"), "matrix.retrievers")
+    indexes: list[IndexSpec] = []
+    raw_indexes = matrix.get("indexes", ["exact"])
+    if not isinstance(raw_indexes, list) or not raw_indexes:
+        raise ConfigError("must be a non-empty list of indexes", key_path="matrix.indexes")
+    for i, item in enumerate(raw_indexes):
+        where = f"matrix.indexes[{i}]"
+        if isinstance(item, str):
+            indexes.extend(parse_index_spec(item, where))
+            continue
+        entry = _mapping(item, where, ("type", "params"))
+        kind = entry.get("type")
+        if kind not in INDEX_KINDS:
+            raise ConfigError(
+                f"must be one of {', '.join(INDEX_KINDS)}. Got {kind!r} instead.", key_path=f"{where}.type"
+            )
+        params = _mapping(entry.get("params", {}), f"{where}.params", None)
+        indexes.extend(_expand_index(kind, params, where))
+    plan = BenchPlan(
+        retrievers=retrievers,
+        indexes=tuple(indexes),
+        ks=_ks(matrix.get("k", [100]), "matrix.k"),
+        measures=_measures(top.get("measures", list(DEFAULT_MEASURES)), "measures"),
+        chunking=_chunking(top.get("chunking")),
+        latency=_latency(top.get("latency")),
+        dataset=_optional_str(top.get("dataset"), "dataset"),
+        split=_optional_str(top.get("split"), "split") or "test",
+        source=source,
+    )
+    return plan
+
+
+def _retrievers(value: Any, where: str) -> tuple[RetrieverSpec, ...]:
+    if not isinstance(value, list) or not value:
+        raise ConfigError("must be a non-empty list of retrievers", key_path=where)
+    specs: list[RetrieverSpec] = []
+    for i, item in enumerate(value):
+        path = f"{where}[{i}]"
+        if isinstance(item, str):
+            specs.append(_spec_from_string(item, path))
+            continue
+        entry = _mapping(item, path, ("name", "type", "model", "of", "params"))
+        kind = entry.get("type")
+        if kind not in RETRIEVER_KINDS:
+            raise ConfigError(
+                f"must be one of {', '.join(RETRIEVER_KINDS)}. Got {kind!r} instead.", key_path=f"{path}.type"
+            )
+        name = _optional_str(entry.get("name"), f"{path}.name") or kind
+        model = _optional_str(entry.get("model"), f"{path}.model")
+        if kind == "rerank" and model is None:
+            raise ConfigError("a rerank retriever needs a cross-encoder model folder", key_path=f"{path}.model")
+        if kind in ("bm25", "hybrid") and model is not None:
+            raise ConfigError(f"a {kind} retriever takes no model", key_path=f"{path}.model")
+        of = entry.get("of", [])
+        of = [of] if isinstance(of, str) else of
+        if not isinstance(of, list) or not all(isinstance(o, str) for o in of):
+            raise ConfigError("must be a retriever name or a list of names", key_path=f"{path}.of")
+        if kind == "hybrid" and len(of) < 2:
+            raise ConfigError("a hybrid fuses at least two retrievers: list their names", key_path=f"{path}.of")
+        if kind == "rerank" and len(of) != 1:
+            raise ConfigError("a rerank retriever re-ranks one retriever: give its name", key_path=f"{path}.of")
+        if kind in ("bm25", "dense") and of:
+            raise ConfigError(f"a {kind} retriever fuses nothing", key_path=f"{path}.of")
+        params = _mapping(entry.get("params", {}), f"{path}.params", tuple(RETRIEVER_PARAMS[kind]))
+        grid = list(_grid(params, where=f"{path}.params", keep=NOT_A_GRID))
+        varied = [k for k, v in params.items() if isinstance(v, list) and k not in NOT_A_GRID]
+        for point in grid:
+            for key, value in point.items():
+                check, expected = RETRIEVER_PARAMS[kind][key]
+                if not check(value):
+                    raise ConfigError(f"must be {expected}. Got {value!r} instead.", key_path=f"{path}.params.{key}")
+            label = name if not varied else f"{name}(" + ",".join(f"{k}={point[k]}" for k in varied) + ")"
+            specs.append(RetrieverSpec(label, kind, model=model, params=point, of=tuple(of), key_path=path))
+    return _complete(specs, rerank=None, rerank_depth=100)
+
+
+def _mapping(value: Any, where: str, allowed: Sequence[str] | None, *, required: bool = False) -> dict[str, Any]:
+    if value is None and not required:
+        return {}
+    if not isinstance(value, dict):
+        raise ConfigError(f"must be a mapping. Got {type(value).__name__} instead.", key_path=where or None)
+    for key in value:
+        if not isinstance(key, str) or (allowed is not None and key not in allowed):
+            choices = ", ".join(allowed) if allowed else "none"
+            path = f"{where}.{key}" if where else str(key)
+            raise ConfigError(f"unknown key (allowed here: {choices})", key_path=path)
+    return value
+
+
+def _optional_str(value: Any, where: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"must be a non-empty string. Got {value!r} instead.", key_path=where)
+    return value
+
+
+def _ks(value: Any, where: str) -> tuple[int, ...]:
+    values = value if isinstance(value, list) else [value]
+    if not values:
+        raise ConfigError("must be an int >= 1 or a non-empty list of them", key_path=where)
+    for i, v in enumerate(values):
+        if not _is_int(v, 1):
+            raise ConfigError(f"must be an int >= 1. Got {v!r} instead.", key_path=f"{where}[{i}]")
+    return tuple(dict.fromkeys(values))
+
+
+def _measures(value: Any, where: str) -> tuple[str, ...]:
+    from rankgate.measures.parse import parse_measure
+
+    values = [v.strip() for v in value.split(",")] if isinstance(value, str) else value
+    if not isinstance(values, list) or not values:
+        raise ConfigError("must be a non-empty list of measure names", key_path=where)
+    out = []
+    for i, v in enumerate(values):
+        try:
+            out.append(str(parse_measure(v)))
+        except (MeasureError, TypeError, ValueError) as e:
+            raise ConfigError(str(e), key_path=f"{where}[{i}]") from None
+    return tuple(out)
+
+
+def _chunking(value: Any) -> ChunkSpec | None:
+    if value is None:
+        return None
+    entry = _mapping(value, "chunking", ("size", "overlap", "aggregate"))
+    if "size" not in entry:
+        raise ConfigError("chunking needs a size (words per passage)", key_path="chunking.size")
+    aggregate = entry.get("aggregate", "max")
+    if aggregate not in AGGREGATIONS:
+        raise ConfigError(
+            f"must be one of {', '.join(AGGREGATIONS)}. Got {aggregate!r} instead.", key_path="chunking.aggregate"
+        )
+    return ChunkSpec(size=entry["size"], overlap=entry.get("overlap", 0), aggregate=aggregate)
+
+
+def _latency(value: Any) -> LatencySpec:
+    entry = _mapping(value, "latency", ("queries", "warmup"))
+    for key in entry:
+        if not _is_int(entry[key], 0):
+            raise ConfigError(f"must be an int >= 0. Got {entry[key]!r} instead.", key_path=f"latency.{key}")
+    return LatencySpec(**entry)

@@ -1,0 +1,262 @@
+"""``rankgate bench``: benchmark retrievers and vector indexes on a labeled dataset."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from rankgate.cli.options import emit, split_measures, warn
+
+FORMATS = ("table", "json", "jsonl", "csv", "markdown")
+
+
+@click.command("bench")
+@click.argument("dataset", required=False)
+@click.option(
+    "-r",
+    "--retriever",
+    "retrievers",
+    multiple=True,
+    metavar="SPEC",
+    help="bm25, dense (the bundled all-MiniLM-L6-v2), dense:MODEL_DIR, hybrid (RRF of the first bm25 and dense), "
+    "hybrid:weighted. Repeatable. Default: bm25 and dense.",
+)
+@click.option(
+    "-i",
+    "--index",
+    "indexes",
+    multiple=True,
+    metavar="SPEC",
+    help="Vector index of dense retrievers: exact, flat, hnsw, ivf-flat, ivf-pq, with parameters as "
+    "hnsw:M=32,ef_search=64; NAME=A|B makes a grid. Repeatable. Default: exact.",
+)
+@click.option(
+    "-c",
+    "--config",
+    type=click.Path(dir_okay=False),
+    help="Matrix file (YAML): retrievers x indexes x parameters x k; command-line options override it.",
+)
+@click.option(
+    "-m",
+    "--measure",
+    "measures",
+    multiple=True,
+    metavar="MEASURE",
+    help="Measure to compute; repeat or separate with commas. Default: nDCG@10, R@10, R@100, RR@10, AP.",
+)
+@click.option(
+    "-k",
+    "ks",
+    multiple=True,
+    type=click.IntRange(min=1),
+    metavar="K",
+    help="Documents retrieved per query (repeatable).",
+)
+@click.option("--split", help="BEIR qrels split: qrels/SPLIT.tsv.  [default: test]")
+@click.option("--chunk-size", type=click.IntRange(min=1), help="Cut documents into passages of this many words.")
+@click.option(
+    "--chunk-overlap", type=click.IntRange(min=0), default=0, show_default=True, help="Words shared by passages."
+)
+@click.option(
+    "--aggregate",
+    type=click.Choice(["max", "first"]),
+    default="max",
+    show_default=True,
+    help="A document's score from its passages: the best one (MaxP) or the first (FirstP).",
+)
+@click.option("--rerank", metavar="MODEL_DIR", help="Also re-rank each retriever with this local cross-encoder.")
+@click.option(
+    "--rerank-depth", type=click.IntRange(min=1), default=100, show_default=True, help="Candidates re-ranked."
+)
+@click.option("--device", help="Torch device of the models (cpu, cuda, mps).  [default: cpu]")
+@click.option(
+    "--latency-queries",
+    type=click.IntRange(min=0),
+    help="Queries timed one at a time per configuration (0: no latency probe).  [default: 100]",
+)
+@click.option(
+    "--queries",
+    "query_set",
+    type=click.Choice(["qrels", "intersection"]),
+    default="qrels",
+    show_default=True,
+    help="Average over every judged query (not retrieved: 0, trec_eval -c) or only over retrieved ones.",
+)
+@click.option("--rel", type=click.IntRange(min=1), default=1, show_default=True, help="Minimum relevant grade.")
+@click.option(
+    "--out-dir",
+    type=click.Path(file_okay=False),
+    help="Folder for the TREC run files and bench.json.  [default: bench-runs/DATASET]",
+)
+@click.option("--no-runs", is_flag=True, help="Write no run files.")
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False),
+    help="Embedding cache folder.  [default: $RANKGATE_CACHE_DIR or ~/.cache/rankgate/embeddings]",
+)
+@click.option("--no-cache", is_flag=True, help="Encode everything, keep nothing.")
+@click.option(
+    "--store",
+    envvar="RANKGATE_STORE",
+    metavar="URL",
+    help="Record every configuration in this results store: a SQLite path or sqlite:///PATH, or postgresql://... "
+    "[env: RANKGATE_STORE]",
+)
+@click.option("--no-record", is_flag=True, help="Do not record in the store, even when RANKGATE_STORE is set.")
+@click.option("--label", "labels", multiple=True, metavar="KEY=VALUE", help="Label stored results (with --store).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True, help="Output format.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the output to this file (atomically).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bars and no per-configuration lines on stderr.")
+def bench_command(
+    dataset: str | None,
+    retrievers: tuple[str, ...],
+    indexes: tuple[str, ...],
+    config: str | None,
+    measures: tuple[str, ...],
+    ks: tuple[int, ...],
+    split: str | None,
+    chunk_size: int | None,
+    chunk_overlap: int,
+    aggregate: str,
+    rerank: str | None,
+    rerank_depth: int,
+    device: str | None,
+    latency_queries: int | None,
+    query_set: str,
+    rel: int,
+    out_dir: str | None,
+    no_runs: bool,
+    cache_dir: str | None,
+    no_cache: bool,
+    store: str | None,
+    no_record: bool,
+    labels: tuple[str, ...],
+    fmt: str,
+    output: str | None,
+    quiet: bool,
+) -> None:
+    """Benchmark retrievers and vector indexes on DATASET: quality and cost in one table.
+
+    DATASET is a folder in BEIR layout (corpus.jsonl, queries.jsonl, qrels/test.tsv), a folder
+    in simple JSON layout (corpus.json, queries.json, ground_truth.json), or `demo` (the
+    built-in collection). For every configuration: a TREC run file, the measures (exactly
+    `rankgate eval`'s), latency p50/p95/p99 one query at a time, batched throughput, index build
+    time and size, encoding throughput, and for approximate indexes the neighbor recall against
+    exact search. Models load from local folders only; embeddings are cached on disk.
+
+    \b
+    Examples:
+      rankgate bench demo
+      rankgate bench demo -r bm25 -r dense -r hybrid -i exact -i 'hnsw:M=16|32,ef_search=64' -k 10 -k 100
+      rankgate bench data/scifact -r dense:./models/e5-small -i 'ivf-pq:nlist=256,m=48,nprobe=8|32'
+      rankgate bench data/scifact --config matrix.yaml --format json -o bench.json
+      rankgate bench demo --rerank ./models/ms-marco-MiniLM-L-6-v2 --rerank-depth 50
+      rankgate bench demo --chunk-size 64 --chunk-overlap 16 --aggregate max
+      rankgate bench demo --store results.db --label branch=main
+
+    The matrix file format, the columns and neighbor recall are described in docs/bench.md.
+    """
+    from rankgate.bench.datasets import load_dataset
+    from rankgate.bench.harness import run_benchmark
+    from rankgate.bench.progress import Progress
+    from rankgate.cli.store_cmd import _labels
+
+    if chunk_overlap and not chunk_size:
+        raise click.UsageError("--chunk-overlap needs --chunk-size")
+    stored_labels: dict[str, Any] = {**({"matrix": config} if config else {}), **_labels(labels)}
+    plan = _plan(config, retrievers, indexes, measures, ks, split, chunk_size, chunk_overlap, aggregate)
+    plan = _with_extras(plan, rerank, rerank_depth, device, latency_queries)
+    where = dataset or plan.dataset
+    if where is None:
+        raise click.UsageError("give a DATASET (a folder, or demo), or set dataset: in the matrix file")
+    data = load_dataset(where, split=plan.split)
+    results_store = None
+    if store and not no_record:  # opened first: a bad location fails before the work, not after
+        from rankgate.gate.store import open_store
+
+        results_store = open_store(store)
+    runs_dir = None if no_runs else (out_dir or f"bench-runs/{_safe(data.name)}")
+    cache = None
+    if not no_cache:
+        from rankgate.bench.embedcache import EmbeddingCache
+
+        cache = EmbeddingCache(cache_dir)
+    log = None if quiet else (lambda line: click.echo(line, err=True))
+    try:
+        report = run_benchmark(
+            data,
+            plan,
+            out_dir=runs_dir,
+            cache=cache,
+            evaluate_options={"queries": query_set, "rel": rel},
+            progress=Progress.auto(quiet=quiet),
+            log=log,
+        )
+        if results_store is not None:
+            from rankgate.bench.record import record_report
+
+            ids = record_report(report, results_store, qrels=data.qrels, labels=stored_labels)
+            if ids:
+                click.echo(f"recorded {len(ids)} configurations in {store} (ids {ids[0]}-{ids[-1]})", err=True)
+    finally:
+        if results_store is not None:
+            results_store.close()
+    if runs_dir is not None:
+        from pathlib import Path
+
+        from rankgate.io.source import atomic_writer
+
+        with atomic_writer(Path(runs_dir) / "bench.json") as f:
+            f.write(report.to_json() + "\n")
+        if not quiet:
+            click.echo(f"run files and bench.json in {runs_dir}", err=True)
+    emit(report.render(fmt), output)
+    warn(report.warnings)
+
+
+def _plan(
+    config: str | None,
+    retrievers: tuple[str, ...],
+    indexes: tuple[str, ...],
+    measures: tuple[str, ...],
+    ks: tuple[int, ...],
+    split: str | None,
+    chunk_size: int | None,
+    chunk_overlap: int,
+    aggregate: str,
+) -> Any:
+    from rankgate.bench.chunking import ChunkSpec
+    from rankgate.bench.matrix import DEFAULT_RETRIEVERS, BenchPlan, load_plan, parse_index_spec, parse_retriever_specs
+    from rankgate.measures.parse import parse_measures
+
+    base = load_plan(config) if config else BenchPlan(retrievers=parse_retriever_specs(list(DEFAULT_RETRIEVERS)))
+    index_specs = tuple(s for i, text in enumerate(indexes) for s in parse_index_spec(text, f"--index[{i}]"))
+    return base.with_overrides(
+        retrievers=parse_retriever_specs(list(retrievers)) if retrievers else None,
+        indexes=index_specs,
+        ks=tuple(dict.fromkeys(ks)),
+        measures=tuple(str(m) for m in parse_measures(split_measures(measures))) if measures else None,
+        split=split,
+        chunking=ChunkSpec(chunk_size, chunk_overlap, aggregate) if chunk_size else None,
+    )
+
+
+def _with_extras(plan: Any, rerank: str | None, depth: int, device: str | None, latency_queries: int | None) -> Any:
+    from dataclasses import replace
+
+    from rankgate.bench.matrix import LatencySpec, add_rerankers
+
+    specs = add_rerankers(plan.retrievers, rerank, depth=depth) if rerank else plan.retrievers
+    if device:
+        specs = tuple(
+            replace(s, params={**s.params, "device": device}) if s.kind in ("dense", "rerank") else s for s in specs
+        )
+    latency = plan.latency if latency_queries is None else LatencySpec(latency_queries, plan.latency.warmup)
+    return replace(plan, retrievers=specs, latency=latency)
+
+
+def _safe(name: str) -> str:
+    import re
+
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "dataset"

@@ -1,0 +1,233 @@
+"""Judging prompts: the built-in graded (0-3) and binary prompts, custom templates, strict parsing.
+
+A prompt is a system message plus a user-message template with the named placeholders
+``{query}`` and ``{document}`` (literal braces doubled: ``{{``). The judge must answer with
+one JSON object and nothing else::
+
+    {"relevance": 2, "reason": "Answers the question but only in part."}
+
+`parse_answer` accepts exactly that (surrounding whitespace, a Markdown code fence and a
+leading ``<think>...</think>`` block of a reasoning model are tolerated); anything else is a
+`ParseFailure`, which the judge retries and finally records as failed, never as a guess.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import string
+from dataclasses import dataclass
+
+from rankgate.errors import ConfigError, InputError
+
+SCALES: dict[str, tuple[int, ...]] = {"graded": (0, 1, 2, 3), "binary": (0, 1)}
+PLACEHOLDERS = ("query", "document")
+ANSWER_FORMAT_VERSION = "json-v1"  # part of the prompt hash: a parser change is a new judge
+
+SYSTEM_MESSAGE = (
+    "You are a careful search quality rater. You judge how well a passage meets the information "
+    "need behind a search query, and you answer in the exact format you are asked for."
+)
+
+GRADED_TEMPLATE = """\
+Rate how relevant the passage below is to the search query, on this scale:
+
+3 = perfectly relevant: the passage is devoted to the query and contains the exact answer or the information sought.
+2 = highly relevant: the passage answers the query or contains the information sought, but the answer is partial, \
+unclear, or buried among unrelated content.
+1 = related: the passage is about the subject of the query but does not answer it.
+0 = irrelevant: the passage has nothing to do with the query.
+
+First think about what a person who typed this query wants to find. Then judge how well the passage's content \
+matches that need and how complete and trustworthy its answer is. Judge the passage's content only: not its \
+length, style, or whether it repeats the query's words.
+
+Query: {query}
+
+Passage:
+{document}
+
+Reply with only this JSON object, nothing before or after it:
+{{"relevance": <0, 1, 2 or 3>, "reason": "<one short sentence>"}}
+"""
+
+BINARY_TEMPLATE = """\
+Decide whether the passage below is relevant to the search query:
+
+1 = relevant: the passage answers the query or contains information the searcher is looking for.
+0 = not relevant: the passage does not answer the query (it may be about a related subject).
+
+First think about what a person who typed this query wants to find, then judge the passage's content only: not \
+its length, style, or whether it repeats the query's words.
+
+Query: {query}
+
+Passage:
+{document}
+
+Reply with only this JSON object, nothing before or after it:
+{{"relevance": <0 or 1>, "reason": "<one short sentence>"}}
+"""
+
+RETRY_MESSAGE = (
+    "Your reply could not be read: {problem}. Reply again with only the JSON object "
+    '{{"relevance": <{choices}>, "reason": "<one short sentence>"}} and nothing else.'
+)
+
+
+class ParseFailure(ValueError):
+    """The judge's answer is not in the required format (the message says how)."""
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A judging prompt: system message, user template, scale; hashed as one identity.
+
+    Attributes:
+        template: user-message template with ``{query}`` and ``{document}``.
+        scale: "graded" (0-3) or "binary" (0-1).
+        system: the system message.
+        source: where the template came from ("graded", "binary" or a file path).
+    """
+
+    template: str
+    scale: str = "graded"
+    system: str = SYSTEM_MESSAGE
+    source: str = "graded"
+
+    def __post_init__(self) -> None:
+        if self.scale not in SCALES:
+            raise ConfigError(f"unknown scale {self.scale!r}; choose one of {', '.join(SCALES)}", key_path="scale")
+        check_template(self.template, self.source)
+
+    @property
+    def labels(self) -> tuple[int, ...]:
+        return SCALES[self.scale]
+
+    @property
+    def hash(self) -> str:
+        """First 16 hex digits of the SHA-256 of everything that shapes an answer."""
+        blob = "\x00".join((ANSWER_FORMAT_VERSION, self.scale, self.system, self.template))
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+    def messages(self, query: str, document: str) -> list[dict[str, str]]:
+        """The chat messages for one pair.
+
+        >>> p = Prompt.builtin("binary")
+        >>> [m["role"] for m in p.messages("tea", "Green tea is brewed at 80 C.")]
+        ['system', 'user']
+        """
+        user = self.template.format(query=query, document=document)
+        return [{"role": "system", "content": self.system}, {"role": "user", "content": user}]
+
+    def retry_message(self, problem: str) -> dict[str, str]:
+        """The follow-up user message after an unreadable answer."""
+        choices = ", ".join(str(v) for v in self.labels[:-1]) + f" or {self.labels[-1]}"
+        return {"role": "user", "content": RETRY_MESSAGE.format(problem=problem, choices=choices)}
+
+    def parse(self, text: str) -> tuple[int, str]:
+        """``(label, reason)`` from an answer, or `ParseFailure`; see `parse_answer`."""
+        return parse_answer(text, self.labels)
+
+    @classmethod
+    def builtin(cls, scale: str = "graded") -> Prompt:
+        """The built-in prompt of a scale ("graded" 0-3 or "binary")."""
+        if scale not in SCALES:
+            raise ConfigError(f"unknown scale {scale!r}; choose one of {', '.join(SCALES)}", key_path="scale")
+        return cls(GRADED_TEMPLATE if scale == "graded" else BINARY_TEMPLATE, scale=scale, source=scale)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str], scale: str = "graded") -> Prompt:
+        """A custom user-message template read from a UTF-8 file, validated up front."""
+        source = str(path)
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except FileNotFoundError:
+            raise InputError("prompt template not found", source=source) from None
+        except (OSError, UnicodeDecodeError) as e:
+            raise InputError(f"cannot read prompt template ({e})", source=source) from None
+        return cls(text, scale=scale, source=source)
+
+
+def check_template(template: str, source: str) -> None:
+    """Raise `InputError` unless ``template`` uses exactly the known placeholders, each present.
+
+    >>> check_template("Q: {query} D: {document} {{json}}", "t.txt")
+    >>> check_template("Q: {query} D: {doc}", "t.txt")
+    Traceback (most recent call last):
+    ...
+    rankgate.errors.InputError: t.txt:1: unknown placeholder {doc}; the template may use {query} and {document} \
+(write literal braces as {{ and }})
+    """
+    seen: set[str] = set()
+    for number, line in enumerate(template.splitlines() or [""], start=1):
+        try:
+            fields = [f for _, f, spec, conv in string.Formatter().parse(line) if f is not None]
+        except ValueError as e:
+            raise InputError(
+                f"bad template syntax ({e}); write literal braces as {{{{ and }}}}", source=source, line=number
+            ) from None
+        for name in fields:
+            if name not in PLACEHOLDERS:
+                shown = "{" + name + "}" if name else "{}"
+                raise InputError(
+                    f"unknown placeholder {shown}; the template may use {{query}} and {{document}} "
+                    "(write literal braces as {{ and }})",
+                    source=source,
+                    line=number,
+                )
+            seen.add(name)
+    missing = [p for p in PLACEHOLDERS if p not in seen]
+    if missing:
+        raise InputError("the template must contain " + " and ".join("{" + m + "}" for m in missing), source=source)
+
+
+_THINK = re.compile(r"^\s*<think>.*?</think>", re.DOTALL)
+_FENCE = re.compile(r"^```(?:json|JSON)?\s*\n?(.*?)\n?```$", re.DOTALL)
+
+
+def parse_answer(text: str, labels: tuple[int, ...] = SCALES["graded"]) -> tuple[int, str]:
+    """Read ``{"relevance": N, "reason": "..."}`` strictly: ``(N, reason)`` or `ParseFailure`.
+
+    The whole answer must be that one object: ``relevance`` an integer among ``labels``
+    (not a string, float or boolean), ``reason`` a string; no other keys.
+
+    >>> parse_answer('{"relevance": 2, "reason": "Partial answer."}')
+    (2, 'Partial answer.')
+    >>> parse_answer('```json\\n{"relevance": 0, "reason": "Off topic."}\\n```')
+    (0, 'Off topic.')
+    >>> parse_answer('I think {"relevance": 2, "reason": "x"}')
+    Traceback (most recent call last):
+    ...
+    rankgate.label.prompts.ParseFailure: the reply is not a single JSON object
+    >>> parse_answer('{"relevance": "2", "reason": "x"}')
+    Traceback (most recent call last):
+    ...
+    rankgate.label.prompts.ParseFailure: "relevance" must be one of the integers 0, 1, 2, 3 (got '2')
+    """
+    body = _THINK.sub("", text, count=1).strip()
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced.group(1).strip()
+    try:
+        obj = json.loads(body)
+    except (json.JSONDecodeError, RecursionError):
+        raise ParseFailure("the reply is not a single JSON object") from None
+    if not isinstance(obj, dict):
+        raise ParseFailure("the reply is not a single JSON object")
+    extra = sorted(set(obj) - {"relevance", "reason"})
+    if extra:
+        raise ParseFailure(f'unexpected key {extra[0]!r}; only "relevance" and "reason" are allowed')
+    if "relevance" not in obj:
+        raise ParseFailure('the key "relevance" is missing')
+    value = obj["relevance"]
+    if isinstance(value, bool) or not isinstance(value, int) or value not in labels:
+        allowed = ", ".join(str(v) for v in labels)
+        raise ParseFailure(f'"relevance" must be one of the integers {allowed} (got {value!r})')
+    reason = obj.get("reason", "")
+    if not isinstance(reason, str):
+        raise ParseFailure('"reason" must be a string')
+    return value, reason.strip()

@@ -1,0 +1,392 @@
+"""Judging a pool: skip what is stored, reuse the cache, estimate, then judge within the budgets.
+
+`label_pool` is the library call behind ``rankgate label``. For an LLM judge it
+
+1. skips pairs the same judge (model + prompt hash) has in the store, so a rerun resumes;
+2. answers pairs whose (model, prompt, query text, document text) were judged before from the
+   cache (free), and sends texts shared by several pairs (duplicate documents) only once;
+3. estimates tokens and cost (`Estimate`), and stops here on ``dry_run``;
+4. judges the rest with ``concurrency`` workers, committing each judgment as it arrives,
+   until done, ``max_judgments`` new judgments were made, or the next request could cross
+   the cost cap.
+
+Weak judges (BM25, clicks, cross-encoder) label in batches, each batch committed at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rankgate.errors import BackendError, ConfigError
+from rankgate.label.cost import CostLimitReached, estimate_input_tokens, worst_case_input_tokens
+from rankgate.label.llm import LLMJudge
+from rankgate.label.pooling import Pool
+from rankgate.label.store import JudgmentStore, now_iso
+from rankgate.label.types import STATUS_ERROR, STATUS_FAILED, STATUS_OK, BatchJudge, Judgment, Pair
+
+EXPECTED_OUTPUT_TOKENS = 40  # a JSON verdict with a one-sentence reason
+DEFAULT_MAX_DOC_CHARS = 6000
+STOP_REASONS = ("max-cost", "max-judgments", "errors")
+
+
+@dataclass
+class Estimate:
+    """What judging the pool should take: requests, tokens and cost (typical and worst case)."""
+
+    requests: int
+    cache_hits: int
+    input_tokens: int
+    output_tokens: int
+    cost: float
+    worst_input_tokens: int
+    worst_output_tokens: int
+    worst_cost: float
+
+    def to_dict(self) -> dict[str, object]:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class LabelReport:
+    """The outcome of `label_pool`: counts, usage, why it stopped, and the pool's judgments.
+
+    ``counts`` holds: ``pool`` (pairs), ``done_before`` (in the store already), ``new``
+    (judged now), ``cached`` (answered from the cache now), ``failed`` and ``errors`` (now),
+    ``no_signal`` (a weak judge had nothing to go on, e.g. too few impressions) and
+    ``not_started`` (left for a later run by a budget).
+    """
+
+    judge: dict[str, object]
+    pool: dict[str, Any]
+    per_query: dict[str, int]
+    counts: dict[str, int]
+    usage: dict[str, object]
+    stop_reason: str | None
+    judgments: list[Judgment] = field(default_factory=list)
+    failed: list[Judgment] = field(default_factory=list)
+    errors: list[Judgment] = field(default_factory=list)
+    estimate: Estimate | None = None
+    retries: dict[str, int] = field(default_factory=dict)
+    elapsed_s: float = 0.0
+    dry_run: bool = False
+
+    @property
+    def complete(self) -> bool:
+        """True when no pair of the pool is left unjudged for lack of budget or an answer."""
+        return self.stop_reason is None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "judge": self.judge,
+            "pool": self.pool,
+            "counts": self.counts,
+            "estimate": self.estimate.to_dict() if self.estimate else None,
+            "usage": self.usage,
+            "retries": self.retries,
+            "complete": self.complete,
+            "stop_reason": self.stop_reason,
+            "dry_run": self.dry_run,
+            "elapsed_s": round(self.elapsed_s, 3),
+        }
+
+
+Advance = Callable[[int], None]
+
+
+def make_pairs(
+    pool: Pool,
+    queries: Mapping[str, str] | None,
+    corpus: Mapping[str, str] | None,
+    *,
+    max_doc_chars: int | None = DEFAULT_MAX_DOC_CHARS,
+) -> list[Pair]:
+    """The pool's pairs with their texts (documents cut at ``max_doc_chars`` characters)."""
+    out = []
+    for qid, did, rank in pool.pairs:
+        document = corpus.get(did, "") if corpus is not None else ""
+        if max_doc_chars and len(document) > max_doc_chars:
+            document = document[:max_doc_chars]
+        out.append(Pair(qid, did, queries.get(qid, "") if queries is not None else "", document, rank))
+    return out
+
+
+def label_pool(
+    pool: Pool,
+    judge: LLMJudge | BatchJudge,
+    store: JudgmentStore,
+    *,
+    queries: Mapping[str, str] | None = None,
+    corpus: Mapping[str, str] | None = None,
+    max_judgments: int | None = None,
+    concurrency: int = 8,
+    retry_failed: bool = False,
+    max_doc_chars: int | None = DEFAULT_MAX_DOC_CHARS,
+    dry_run: bool = False,
+    progress: bool = False,
+    batch_size: int = 256,
+    on_estimate: Callable[[Estimate], None] | None = None,
+) -> LabelReport:
+    """Judge the pairs of ``pool`` with ``judge``, storing each judgment as it arrives.
+
+    Args:
+        pool: from `build_pool`.
+        judge: an `LLMJudge` or a batch judge (`BM25Judge`, `ClickJudge`, `CrossEncoderJudge`).
+        store: where judgments persist; the same store and judge resume an earlier run.
+        queries: ``{query_id: text}`` (needed by judges that read text).
+        corpus: ``{doc_id: text}`` (idem).
+        max_judgments: at most this many new judgments (requests) in this call; cache hits are free.
+        concurrency: LLM requests in flight at once.
+        retry_failed: judge again pairs whose earlier answers were unreadable.
+        max_doc_chars: cut documents to this many characters (None or 0: never).
+        dry_run: stop after the estimate; nothing is sent or stored.
+        progress: show a progress bar on stderr.
+        batch_size: pairs per batch (and per commit) of a batch judge.
+        on_estimate: called with the estimate before anything is sent (e.g. to print it).
+
+    Returns:
+        A `LabelReport`; the cost cap and ``max_judgments`` end a run early without an error.
+
+    Raises:
+        BackendError: the endpoint refused the key, model or URL (judgments made so far are kept).
+    """
+    if concurrency < 1:
+        raise ConfigError(f"concurrency must be >= 1. Got {concurrency!r} instead.", key_path="concurrency")
+    if max_judgments is not None and max_judgments < 0:
+        raise ConfigError(f"max_judgments must be >= 0. Got {max_judgments!r} instead.", key_path="max_judgments")
+    if judge.needs_text and (queries is None or corpus is None):
+        raise ConfigError(f"the {judge.kind} judge reads texts: give the queries and the corpus")
+    started = time.perf_counter()
+    done = store.done(judge.judge_id, retry_failed=retry_failed)
+    pairs = make_pairs(pool, queries, corpus, max_doc_chars=max_doc_chars)
+    todo = [p for p in pairs if (p.query_id, p.doc_id) not in done]
+    counts: Counter[str] = Counter(pool=len(pairs), done_before=len(pairs) - len(todo))
+    stop_reason: str | None = None
+    estimate = None
+    retries: dict[str, int] = {}
+    if not dry_run:
+        prompt = getattr(getattr(judge, "prompt", None), "template", None)
+        store.record_judge(judge.judge_id, judge.kind, judge.describe(), prompt)
+    if isinstance(judge, LLMJudge):
+        leaders, followers, hits = _plan(judge, todo, store)
+        if max_judgments is not None and len(leaders) > max_judgments:
+            dropped = leaders[max_judgments:]
+            leaders = leaders[:max_judgments]
+            counts["not_started"] += sum(1 + len(followers.pop(judge.cache_key(p), [])) for p in dropped)
+            stop_reason = "max-judgments"
+        estimate = _estimate(judge, leaders, len(hits))
+        if on_estimate is not None:
+            on_estimate(estimate)
+        if not dry_run:
+            store.put_many([_copy(hit, pair) for pair, hit in hits])
+            counts["cached"] += len(hits)
+            outcome = _judge_llm(judge, leaders, followers, store, concurrency, progress, counts)
+            stop_reason = outcome or stop_reason
+            retries = dict(judge.client.retry_reasons)
+    else:
+        if max_judgments is not None and len(todo) > max_judgments:
+            counts["not_started"] += len(todo) - max_judgments
+            todo = todo[:max_judgments]
+            stop_reason = "max-judgments"
+        estimate = Estimate(len(todo), 0, 0, 0, 0.0, 0, 0, 0.0)
+        if on_estimate is not None:
+            on_estimate(estimate)
+        if not dry_run:
+            _judge_batches(judge, todo, store, batch_size, progress, counts)
+    if stop_reason is None and counts["errors"]:
+        stop_reason = "errors"
+    keys = pool.keys()
+    by_status: dict[str, list[Judgment]] = {STATUS_OK: [], STATUS_FAILED: [], STATUS_ERROR: []}
+    if not dry_run:
+        for j in store.iter_judgments(judge.judge_id, status=None):
+            if (j.query_id, j.doc_id) in keys:
+                by_status[j.status].append(j)
+    usage: dict[str, object] = {"requests": 0, "cost": 0.0}
+    if isinstance(judge, LLMJudge):
+        usage = judge.client.meter.summary()
+    for name in ("new", "cached", "failed", "errors", "no_signal", "not_started"):
+        counts.setdefault(name, 0)
+    return LabelReport(
+        judge=judge.describe(),
+        pool=pool.summary(),
+        per_query=dict(pool.per_query),
+        counts=dict(counts),
+        usage=usage,
+        stop_reason=stop_reason,
+        judgments=by_status[STATUS_OK],
+        failed=by_status[STATUS_FAILED],
+        errors=by_status[STATUS_ERROR],
+        estimate=estimate,
+        retries=retries,
+        elapsed_s=time.perf_counter() - started,
+        dry_run=dry_run,
+    )
+
+
+def _plan(
+    judge: LLMJudge, todo: Sequence[Pair], store: JudgmentStore
+) -> tuple[list[Pair], dict[str, list[Pair]], list[tuple[Pair, Judgment]]]:
+    """Split pairs into requests to send, pairs sharing a request's texts, and cache hits."""
+    leaders: list[Pair] = []
+    followers: dict[str, list[Pair]] = {}
+    hits: list[tuple[Pair, Judgment]] = []
+    for pair in todo:
+        key = judge.cache_key(pair)
+        if key in followers:
+            followers[key].append(pair)
+            continue
+        hit = store.cached(key)
+        if hit is not None:
+            hits.append((pair, hit))
+            continue
+        followers[key] = []
+        leaders.append(pair)
+    return leaders, followers, hits
+
+
+def _estimate(judge: LLMJudge, leaders: Sequence[Pair], cache_hits: int) -> Estimate:
+    prices = judge.client.meter.prices
+    max_tokens = judge.client.max_tokens
+    tokens_in = worst_in = 0
+    for pair in leaders:
+        messages = judge.messages(pair)
+        tokens_in += estimate_input_tokens(messages)
+        worst_in += worst_case_input_tokens(messages)
+    tokens_out = EXPECTED_OUTPUT_TOKENS * len(leaders)
+    worst_out = max_tokens * len(leaders)
+    return Estimate(
+        requests=len(leaders),
+        cache_hits=cache_hits,
+        input_tokens=tokens_in,
+        output_tokens=tokens_out,
+        cost=prices.cost(tokens_in, tokens_out),
+        worst_input_tokens=worst_in,
+        worst_output_tokens=worst_out,
+        worst_cost=prices.cost(worst_in, worst_out),
+    )
+
+
+def _copy(source: Judgment, pair: Pair) -> Judgment:
+    """A judgment of ``pair`` taken over from a judgment of the same texts (free)."""
+    return dataclasses.replace(
+        source,
+        query_id=pair.query_id,
+        doc_id=pair.doc_id,
+        cached=True,
+        attempts=0,
+        input_tokens=0,
+        output_tokens=0,
+        cost=0.0,
+        latency_ms=0.0,
+        created_at=now_iso(),
+        extra={},
+    )
+
+
+class _Progress:
+    """A rich progress bar on stderr, or nothing."""
+
+    def __init__(self, enabled: bool, description: str, total: int, show_cost: bool = False) -> None:
+        self._bar: Any = None
+        self._task: Any = None
+        if enabled and total:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            columns: list[Any] = [
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeRemainingColumn(),
+            ]
+            if show_cost:
+                columns.append(TextColumn("{task.fields[cost]}"))
+            self._bar = Progress(*columns, console=Console(stderr=True), transient=True)
+            self._task = self._bar.add_task(description, total=total, cost="")
+
+    def __enter__(self) -> _Progress:
+        if self._bar is not None:
+            self._bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+    def advance(self, n: int, cost: float | None = None) -> None:
+        if self._bar is not None:
+            extra = {"cost": f"cost {cost:.4f}"} if cost is not None else {}
+            self._bar.update(self._task, advance=n, **extra)
+
+
+def _judge_llm(
+    judge: LLMJudge,
+    leaders: list[Pair],
+    followers: dict[str, list[Pair]],
+    store: JudgmentStore,
+    concurrency: int,
+    progress: bool,
+    counts: Counter[str],
+) -> str | None:
+    """Run the workers; returns "max-cost" when the cap stopped them. Fatal errors propagate."""
+    if not leaders:
+        return None
+    total = len(leaders) + sum(len(followers.get(judge.cache_key(p), [])) for p in leaders)
+    state: dict[str, Any] = {"stop": None, "fatal": None, "processed": 0}
+    queue = iter(leaders)
+    meter = judge.client.meter
+
+    async def worker(bar: _Progress) -> None:
+        while state["stop"] is None:
+            pair = next(queue, None)
+            if pair is None:
+                return
+            try:
+                result = await judge.judge(pair)
+            except CostLimitReached:
+                state["stop"] = "max-cost"
+                return
+            except BackendError as e:
+                state["stop"], state["fatal"] = "fatal", e
+                return
+            store.put(result)
+            counts[{STATUS_OK: "new", STATUS_FAILED: "failed", STATUS_ERROR: "errors"}[result.status]] += 1
+            shared = followers.get(result.cache_key, [])
+            if result.status == STATUS_ERROR:
+                counts["errors"] += len(shared)  # not stored: the next run asks again
+            elif shared:
+                store.put_many([_copy(result, p) for p in shared])
+                counts["cached" if result.ok else "failed"] += len(shared)
+            state["processed"] += 1 + len(shared)
+            bar.advance(1 + len(shared), meter.spent if not meter.prices.free else None)
+
+    async def main(bar: _Progress) -> None:
+        async with judge.client:
+            await asyncio.gather(*(worker(bar) for _ in range(min(concurrency, len(leaders)))))
+
+    with _Progress(progress, f"judging with {judge.model}", total, show_cost=not meter.prices.free) as bar:
+        asyncio.run(main(bar))
+    if state["fatal"] is not None:
+        raise state["fatal"]
+    if state["stop"] == "max-cost":
+        counts["not_started"] += total - state["processed"]
+        return "max-cost"
+    return None
+
+
+def _judge_batches(
+    judge: BatchJudge, todo: list[Pair], store: JudgmentStore, batch_size: int, progress: bool, counts: Counter[str]
+) -> None:
+    with _Progress(progress, f"labeling with {judge.kind}", len(todo)) as bar:
+        for start in range(0, len(todo), batch_size):
+            batch = todo[start : start + batch_size]
+            made = judge.judge_batch(batch)
+            store.put_many(made)
+            counts["new"] += len(made)
+            counts["no_signal"] += len(batch) - len(made)
+            bar.advance(len(batch))

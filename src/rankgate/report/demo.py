@@ -1,0 +1,129 @@
+"""The HTML report of the built-in demo collection (what ``rankgate demo`` writes at its end).
+
+It holds what a team would feed ``rankgate report``: the demo runs evaluated at several
+cutoffs (with Judged@10), a comparison of the candidate ``dense_v2`` with ``dense`` broken
+down by query tag, the CI gate of ``dense_v2`` against the stored baseline, and the history
+of a temporary results store in which main's runs were recorded over the past weeks.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+CUTOFFS = (1, 3, 5, 10, 20)
+FAMILIES = ("R", "nDCG", "P")
+EXTRA = ("RR", "AP", "Judged@10")
+# Main's history, oldest first: (run, days before now). The last becomes the baseline.
+HISTORY = (("bm25", 28), ("keyword_first", 21), ("dense", 14), ("dense", 7))
+
+
+def demo_inputs(*, store: Any = None, n_resamples: int = 2000) -> list[dict[str, Any]]:
+    """The inputs of the demo report as loaded inputs (``{"kind", "source", "data"}``).
+
+    Args:
+        store: an open results store to record main's history and the gated run in; None
+            gates against the ``dense`` run evaluated on the spot.
+        n_resamples: bootstrap resamples of the comparison's confidence intervals.
+    """
+    from rankgate.data import (
+        DEMO_CANDIDATE,
+        DEMO_RUNS,
+        demo_gates_path,
+        demo_qrels_path,
+        demo_query_tags,
+        demo_run_path,
+    )
+    from rankgate.gate.config import load_config
+    from rankgate.gate.runner import run_gate
+    from rankgate.io import read_qrels, read_run
+    from rankgate.measures.evaluate import evaluate
+    from rankgate.stats.comparison import compare
+
+    qrels = read_qrels(demo_qrels_path())
+    measures = [f"{f}@{k}" for f in FAMILIES for k in CUTOFFS] + list(EXTRA)
+    names = (*DEMO_RUNS, DEMO_CANDIDATE)
+    runs = {name: read_run(demo_run_path(name)) for name in names}
+    inputs: list[dict[str, Any]] = []
+    for name in names:
+        res = evaluate(qrels, runs[name], measures)
+        inputs.append({"kind": "eval", "source": f"eval {name}", "data": res.to_dict()})
+    comparison = compare(
+        qrels,
+        [runs["dense"], runs[DEMO_CANDIDATE]],
+        ["nDCG@10", "R@10", "RR@10"],
+        names=["dense", DEMO_CANDIDATE],
+        tags=demo_query_tags(),
+        n_resamples=n_resamples,
+    )
+    inputs.append({"kind": "compare", "source": f"compare dense {DEMO_CANDIDATE}", "data": comparison.to_dict()})
+    config = load_config(demo_gates_path())
+    if store is not None:
+        _record_history(store, qrels, runs, config)
+        report = run_gate(qrels, demo_run_path(DEMO_CANDIDATE), config, store=store)
+    else:
+        report = run_gate(qrels, demo_run_path(DEMO_CANDIDATE), config, baseline_run=demo_run_path("dense"))
+    inputs.append({"kind": "gate", "source": f"gate {DEMO_CANDIDATE}", "data": report.to_dict()})
+    return inputs
+
+
+def _record_history(store: Any, qrels: Any, runs: dict[str, Any], config: Any) -> None:
+    from rankgate.gate.provenance import Provenance
+    from rankgate.measures.evaluate import evaluate
+
+    now = datetime.now(timezone.utc).replace(microsecond=0)
+    rid = None
+    for name, days in HISTORY:
+        res = evaluate(qrels, runs[name], config.measures, **config.settings.model_dump())
+        when = Provenance(created_at=now - timedelta(days=days), branch="main")
+        rid = store.add(res, name=name, qrels=qrels, provenance=when, labels={"source": "demo"})
+    if rid is not None:
+        store.set_baseline(rid, key=config.baseline_key)
+
+
+def demo_report(
+    out: str | os.PathLike[str],
+    *,
+    export_dir: str | os.PathLike[str] | None = None,
+    export_format: str = "svg",
+) -> Path:
+    """Write the demo's HTML report to ``out`` and return its path.
+
+    Args:
+        out: the HTML file to write (atomically; its folder is created).
+        export_dir: also write the key charts as images there (needs kaleido and Chromium).
+        export_format: ``"svg"`` or ``"png"``.
+
+    Raises:
+        BackendError: an extra the report or the demo gate needs is not installed (the
+            message names it), or the export failed.
+    """
+    import importlib.util
+
+    from rankgate.errors import BackendError
+
+    missing = [m for m in ("jinja2", "plotly", "yaml", "pydantic", "sqlalchemy") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise BackendError(f"the demo report needs {', '.join(missing)}: pip install 'rankgate[report,gate]'")
+    from rankgate.data import demo_dir
+    from rankgate.gate.store import open_store
+    from rankgate.report.html import write_report
+    from rankgate.report.inputs import read_query_texts
+
+    with tempfile.TemporaryDirectory(prefix="rankgate-demo-") as tmp:
+        # A file store, not ":memory:": the report reads the history back as `rankgate report --store` would.
+        path = Path(tmp) / "results.db"
+        with open_store(path) as store:
+            inputs = demo_inputs(store=store)
+        return write_report(
+            out,
+            inputs,
+            store=path,
+            title="rankgate demo report",
+            query_texts=read_query_texts(demo_dir() / "queries.jsonl"),
+            export_dir=export_dir,
+            export_format=export_format,
+        )
