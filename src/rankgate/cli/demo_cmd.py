@@ -81,8 +81,10 @@ def demo_command(fmt: str) -> None:
     for name, res in results.items():
         for w in res.warnings:
             errors.print(f"[dim]{name}: {w}[/dim]")
+    _print_bench(console)
     if gate is not None:
         _print_gate(console, gate)
+    _write_report(console)
     console.print("Try: rankgate eval QRELS RUN -m nDCG@10 --per-query   (rankgate measures lists every measure)")
 
 
@@ -127,6 +129,29 @@ def _print_gate(console: Any, report: Any) -> None:
         "Run it yourself: rankgate gate --qrels QRELS --run RUN --config gates.yaml --baseline-run BASE "
         "(or --store results.db to compare with a stored baseline; see docs/gate.md)"
     )
+
+
+def _print_bench(console: Any) -> None:
+    from rankgate.bench.demo import demo_bench_results, demo_bench_table
+
+    rows = demo_bench_results(progress=False)
+    if rows is None:
+        console.print("[dim]pip install 'rankgate[bench]' to benchmark BM25 and MiniLM (rankgate bench demo)[/dim]")
+    else:
+        console.print(demo_bench_table(rows))
+
+
+def _write_report(console: Any) -> None:
+    from rankgate.errors import BackendError
+
+    try:
+        from rankgate.report.demo import demo_report
+
+        path = demo_report("rankgate-demo-report.html")
+    except (BackendError, ImportError):
+        console.print("[dim]pip install 'rankgate[report,gate]' to also write the HTML report[/dim]")
+        return
+    console.print(f"HTML report: {path}")
 
 
 def _mean(values: list[float]) -> float:
