@@ -13,7 +13,10 @@ from typing import Any, Literal
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from numpy.lib.stride_tricks import as_strided
+
+from rankgate.core.hashing import GOLDEN
+from rankgate.core.hashing import string_hashes as string_hashes  # re-exported: it lived here
+from rankgate.core.parallel import parallel_map
 
 DuplicatePolicy = Literal["error", "first", "max"]
 DUPLICATE_POLICIES: tuple[str, ...] = ("error", "first", "max")
@@ -76,6 +79,50 @@ def indices(values: np.ndarray) -> pa.Array:
     return pa.Array.from_buffers(pa.int64(), len(data), [None, pa.py_buffer(data)])
 
 
+def release_unused() -> None:
+    """Give memory that Arrow's allocator holds but no longer uses back to the system.
+
+    After a large parse its pool keeps the parser's freed buffers (about 100 MB for a
+    7M-line run) for reuse; the arrays that follow are numpy's, so that memory would only
+    swell the peak.
+    """
+    pa.default_memory_pool().release_unused()
+
+
+def take_rows(column: pa.ChunkedArray | pa.Array, rows: np.ndarray) -> pa.ChunkedArray:
+    """``column.take(rows)``, chunk by chunk.
+
+    Arrow's ``ChunkedArray.take`` first concatenates every chunk: for a few rows of a
+    7M-row doc-id column that is a full copy (80 MB). Here each chunk gives its own rows.
+    """
+    if isinstance(column, pa.Array):
+        column = pa.chunked_array([column])
+    rows = np.asarray(rows, dtype=np.int64)
+    if column.num_chunks <= 1:
+        return pa.chunked_array([c.take(indices(rows)) for c in column.chunks], type=column.type)
+    ascending = len(rows) < 2 or bool((rows[1:] >= rows[:-1]).all())
+    if not ascending and 4 * len(rows) > len(column):  # a large shuffle: the copy pays for itself
+        return column.take(indices(rows))
+    order = None if ascending else np.argsort(rows, kind="stable")
+    wanted = rows if order is None else rows[order]
+    bounds = np.zeros(column.num_chunks + 1, dtype=np.int64)
+    np.cumsum([len(c) for c in column.chunks], out=bounds[1:])
+    cuts = np.searchsorted(wanted, bounds)
+    if len(wanted) and (wanted[0] < 0 or wanted[-1] >= bounds[-1]):
+        raise IndexError(f"row index out of bounds for a column of {bounds[-1]} rows")
+    parts = [
+        column.chunk(i).take(indices(wanted[cuts[i] : cuts[i + 1]] - bounds[i]))
+        for i in range(column.num_chunks)
+        if cuts[i + 1] > cuts[i]
+    ]
+    out = pa.chunked_array(parts, type=column.type)
+    if order is None:
+        return out
+    back = np.empty(len(order), dtype=np.int64)
+    back[order] = np.arange(len(order))
+    return pa.chunked_array([out.combine_chunks().take(indices(back))], type=column.type)
+
+
 def column_to_numpy(column: pa.ChunkedArray | pa.Array, null_value: float | None = None) -> np.ndarray:
     """A numeric or boolean Arrow column as one numpy array (see `array_to_numpy`)."""
     if isinstance(column, pa.Array):
@@ -118,52 +165,55 @@ def intern(column: Any) -> Interned:
     return Interned(codes=codes, values=as_string_array(encoded.dictionary))
 
 
+def intern_ordered(column: Any, *, check_used: bool = True) -> Interned:
+    """Intern a column with codes numbered in byte order of the values (``values`` sorted).
+
+    A dictionary-typed column (as the TREC reader makes) is mapped chunk by chunk through its
+    small dictionaries, straight into the final codes: one pass over the rows, no temporary
+    as large as the column. With ``check_used=False`` a dictionary value that no row uses
+    (a pandas Categorical's unused category) may stay in ``values``; the caller drops it.
+    """
+    if not isinstance(column, pa.ChunkedArray | pa.Array):
+        column = as_strings(column)
+    if isinstance(column, pa.Array):
+        column = pa.chunked_array([column])
+    if column.null_count:
+        raise ValueError("null in an id column")
+    if not (pa.types.is_dictionary(column.type) and column.num_chunks):
+        plain = intern(column)
+        rank = byte_order_rank(plain.values)  # a permutation: values are unique
+        codes = np.take(rank.astype(plain.codes.dtype), plain.codes)
+        return Interned(codes=codes, values=as_string_array(plain.values.take(indices(np.argsort(rank)))))
+    chunks = [c for c in column.chunks if len(c)]
+    dictionaries = pa.chunked_array([c.dictionary for c in chunks], type=column.type.value_type)
+    found = pc.unique(dictionaries)
+    values = as_string_array(found.take(pc.sort_indices(found)))
+    codes = np.empty(len(column), dtype=np.int32 if len(values) < 2**31 else np.int64)
+    # Every chunk's dictionary entry -> its code: one lookup for all the (small) dictionaries.
+    entry_codes = column_to_numpy(pc.index_in(dictionaries, value_set=values)).astype(codes.dtype, copy=False)
+    entry_starts = np.cumsum([0] + [len(c.dictionary) for c in chunks]).tolist()
+    used = np.ones(len(values), dtype=bool) if not check_used else np.zeros(len(values), dtype=bool)
+    starts = np.cumsum([0] + [len(c) for c in chunks]).tolist()
+
+    def encode(i: int) -> np.ndarray | None:
+        c = chunks[i]
+        to_code = entry_codes[entry_starts[i] : entry_starts[i + 1]]
+        rows = _indices(c)
+        np.take(to_code, rows, out=codes[starts[i] : starts[i + 1]], mode="clip")
+        return to_code[np.bincount(rows, minlength=len(to_code)) > 0] if check_used else None
+
+    for seen in parallel_map(encode, range(len(chunks))):
+        if seen is not None:
+            used[seen] = True
+    if not used.all():
+        remap = (np.cumsum(used) - 1).astype(codes.dtype)
+        np.take(remap, codes, out=codes, mode="clip")
+        values = as_string_array(values.filter(pa.array(used)))
+    return Interned(codes=codes, values=values)
+
+
 def _indices(chunk: pa.DictionaryArray) -> np.ndarray:
     return array_to_numpy(chunk.indices)
-
-
-def string_hashes(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
-    """64-bit hashes of strings, used only to find candidates (always checked exactly).
-
-    Vectorized over the Arrow buffers: each string is read 8 bytes at a time, so short ids
-    (the common case) cost one gather and a few integer operations per row.
-    """
-    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
-    out = np.empty(sum(len(c) for c in chunks), dtype=np.uint64)
-    start = 0
-    for c in chunks:
-        out[start : start + len(c)] = _hash_chunk(c)
-        start += len(c)
-    return out
-
-
-_MIX = np.uint64(0xFF51AFD7ED558CCD)
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-
-
-def _hash_chunk(chunk: pa.Array) -> np.ndarray:
-    n = len(chunk)
-    offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[chunk.offset : chunk.offset + n + 1]
-    lo, hi = int(offsets[0]), int(offsets[-1])
-    padded = np.zeros(hi - lo + 8, dtype=np.uint8)  # 8 zero bytes: a word read never runs off the end
-    if hi > lo:
-        padded[: hi - lo] = np.frombuffer(chunk.buffers()[2], dtype=np.uint8, count=hi)[lo:hi]
-    words = as_strided(padded, shape=(hi - lo + 1, 8), strides=(1, 1)).view("<u8")[:, 0]
-    start = offsets[:-1] - lo
-    length = np.diff(offsets)
-    h = length.astype(np.uint64) * _GOLDEN
-    # A string's hash depends on its own bytes only: rounds past its end leave it unchanged, so
-    # the same id hashes alike in every chunk, whatever the longest string of that chunk.
-    for j in range(0, int(length.max(initial=0)), 8):
-        w = words[np.minimum(start + j, hi - lo)]
-        rest = length - j
-        if (rest < 8).any():  # keep only the bytes of this string: shift the others out
-            drop = (np.clip(8 - rest, 0, 8) * 8).astype(np.uint64)
-            w = np.where(drop >= 64, np.uint64(0), (w << np.minimum(drop, 63)) >> np.minimum(drop, 63))
-        mixed = (h ^ w) * _MIX
-        mixed ^= mixed >> np.uint64(32)
-        h = np.where(rest > 0, mixed, h)
-    return h
 
 
 def first_empty(column: pa.ChunkedArray) -> int:
@@ -188,6 +238,9 @@ def first_with_whitespace(column: pa.ChunkedArray) -> int:
         data = chunk.buffers()[2]
         if data is not None and len(chunk):
             raw = np.frombuffer(data, dtype=np.uint8)[offsets[0] : offsets[-1]]
+            if len(raw) == 0 or raw.min() > 32:  # the usual case, told by one fast reduction
+                start += len(chunk)
+                continue
             hits = np.flatnonzero(raw <= 32)  # space, tab, line breaks and other control bytes
             if len(hits):
                 pos = hits[0] + offsets[0]
@@ -215,7 +268,7 @@ def find_duplicate_pairs(
         return empty, empty
     # Rare path: rebuild the (group, key) hashes in row order and check candidates exactly.
     cand = np.flatnonzero(np.isin(_mix_groups(string_hashes(keys), group), repeated))
-    cand_keys = keys.take(indices(cand)).to_pylist()
+    cand_keys = take_rows(keys, cand).to_pylist()
     first_seen: dict[tuple[int, str], int] = {}
     later: list[int] = []
     first: list[int] = []
@@ -233,7 +286,7 @@ def _mix_groups(hashes: np.ndarray, group: np.ndarray) -> np.ndarray:
     """(group, key) hashes, mixed in place and in slices (no full-size temporaries)."""
     step = 1 << 20
     for i in range(0, len(hashes), step):
-        hashes[i : i + step] ^= group[i : i + step].astype(np.uint64) * _GOLDEN
+        hashes[i : i + step] ^= group[i : i + step].astype(np.uint64) * GOLDEN
     return hashes
 
 
@@ -251,11 +304,23 @@ def duplicate_keep_mask(
     (earliest among equals); ``error`` raises ``describe(later_row, first_row)``.
     """
     later, first = find_duplicate_pairs(group, keys, key_hashes)
+    return keep_mask(later, first, len(group), values, policy, describe)
+
+
+def keep_mask(
+    later: np.ndarray,
+    first: np.ndarray,
+    n: int,
+    values: np.ndarray,
+    policy: str,
+    describe: Callable[[int, int], Exception],
+) -> np.ndarray | None:
+    """`duplicate_keep_mask` for pairs already found (`find_duplicate_pairs`) among ``n`` rows."""
     if len(later) == 0:
         return None
     if policy == "error":
         raise describe(int(later[0]), int(first[0]))
-    keep = np.ones(len(group), dtype=bool)
+    keep = np.ones(n, dtype=bool)
     if policy == "first":
         keep[later] = False
         return keep
@@ -272,11 +337,12 @@ def duplicate_keep_mask(
 
 
 def group_offsets(sorted_codes: np.ndarray, n_groups: int) -> np.ndarray:
-    """CSR offsets (length ``n_groups + 1``) of rows sorted by group code."""
-    counts = np.bincount(sorted_codes, minlength=n_groups)
-    offsets = np.zeros(n_groups + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    return offsets
+    """CSR offsets (length ``n_groups + 1``) of rows sorted by group code.
+
+    A binary search per group: no pass over the rows, no full-size temporary.
+    """
+    bounds = np.arange(n_groups + 1, dtype=sorted_codes.dtype if sorted_codes.dtype.kind in "iu" else np.int64)
+    return np.searchsorted(sorted_codes, bounds, side="left").astype(np.int64)
 
 
 def positions_in_group(offsets: np.ndarray) -> np.ndarray:

@@ -10,12 +10,10 @@ import pyarrow as pa
 
 from rankgate.core.columns import (
     DUPLICATE_POLICIES,
-    as_string_array,
     as_strings,
-    byte_order_rank,
     duplicate_keep_mask,
     group_offsets,
-    indices,
+    take_rows,
 )
 from rankgate.core.run import RowLocator, _check_ids, _default_locator, intern_query_ids, mapping_locator
 from rankgate.errors import InputError
@@ -58,9 +56,8 @@ class Qrels:
         self.source = source
         interned = intern_query_ids(qcol, locate)
         _check_ids(interned, dcol, locate)
-        rank = byte_order_rank(interned.values)
-        codes = rank.astype(np.int64)[interned.codes]
-        self.query_ids: pa.StringArray = as_string_array(interned.values.take(indices(np.argsort(rank))))
+        codes = interned.codes.astype(np.int64)
+        self.query_ids: pa.StringArray = interned.values
 
         def describe(later: int, first: int) -> InputError:
             return InputError(
@@ -72,11 +69,11 @@ class Qrels:
         keep = duplicate_keep_mask(codes, dcol, grade, duplicates, describe)
         if keep is not None:
             idx = np.flatnonzero(keep)
-            codes, grade, dcol = codes[idx], grade[idx], dcol.take(indices(idx))
-        order = np.argsort(codes, kind="stable")
-        if len(order) and not (np.diff(codes) >= 0).all():
+            codes, grade, dcol = codes[idx], grade[idx], take_rows(dcol, idx)
+        if len(codes) and not (codes[1:] >= codes[:-1]).all():  # group by query, input order within
+            order = np.argsort(codes, kind="stable")
             codes, grade = codes[order], grade[order]
-            dcol = dcol.take(indices(order))
+            dcol = take_rows(dcol, order)
         self.offsets: np.ndarray = group_offsets(codes, len(self.query_ids))
         self.query_codes: np.ndarray = codes
         self.doc_ids: pa.ChunkedArray = dcol

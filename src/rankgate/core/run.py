@@ -17,16 +17,19 @@ from rankgate.core.columns import (
     as_strings,
     byte_order_rank,
     column_to_numpy,
-    duplicate_keep_mask,
     first_empty,
     group_offsets,
-    indices,
-    intern,
-    string_hashes,
+    intern_ordered,
+    keep_mask,
+    take_rows,
 )
+from rankgate.core.hashing import hash_filter_rows, high_words, string_hashes
+from rankgate.core.parallel import parallel_map
+from rankgate.core.run_scan import find_self_matches, scan_doc_ids, tied_neighbours
 from rankgate.errors import InputError
 
 TIE_POLICIES: tuple[str, ...] = ("trec", "input")
+_MAX_FILTER_IDS = 1 << 22  # more judged pairs than this: the filter's tables outgrow the caches
 
 RowLocator = Callable[[int], str]
 """Maps a 0-based input row to where it came from, e.g. ``"run.txt:17"``."""
@@ -74,7 +77,7 @@ class Run:
         locate = locate or _default_locator(source)
         self.name = name
         self.source = source
-        interned = intern_query_ids(qcol, locate)
+        interned = intern_query_ids(qcol, locate, check_used=False)  # unused ids are dropped below
         _check_ids(interned, dcol, locate)
         finite = np.isfinite(score)
         if not finite.all():
@@ -84,11 +87,9 @@ class Run:
                 "NaN and infinite scores have no rank order"
             )
 
-        rank = byte_order_rank(interned.values)  # a permutation: values are unique
-        codes = rank.astype(interned.codes.dtype)[interned.codes]
-        query_values = interned.values
-        del interned  # its codes are as large as the run
-        self.query_ids: pa.StringArray = as_string_array(query_values.take(indices(np.argsort(rank))))
+        codes = interned.codes
+        self.query_ids: pa.StringArray = interned.values
+        del interned
 
         def describe(later: int, first: int) -> InputError:
             return InputError(
@@ -97,22 +98,31 @@ class Run:
                 "pass duplicates='first' or 'max' (CLI: --duplicates) to keep one copy"
             )
 
-        doc_hashes = string_hashes(dcol)
-        self.self_matches: list[str] = _self_matches(self.query_ids, codes, dcol, doc_hashes)
-        keep = duplicate_keep_mask(codes, dcol, score, duplicates, describe, doc_hashes)
+        scan = scan_doc_ids(codes, dcol, self.query_ids)
+        self.self_matches: list[str] = find_self_matches(self.query_ids, codes, dcol, scan.self_match_rows)
+        hash_high = scan.hash_high  # kept for joins (`candidate_rows`)
+        keep = keep_mask(scan.later, scan.first, len(codes), score, duplicates, describe)
         if keep is not None:
             idx = np.flatnonzero(keep)
-            codes, score, dcol = codes[idx], score[idx], dcol.take(indices(idx))
+            codes, score, dcol, hash_high = codes[idx], score[idx], take_rows(dcol, idx), hash_high[idx]
 
         order = _score_order(codes, score)
         if order is not None:
-            codes, score = codes[order], score[order]
-            dcol = dcol.take(indices(order))
-        self.offsets: np.ndarray = group_offsets(codes, len(self.query_ids))
+            codes, score, hash_high = codes[order], score[order], hash_high[order]
+            dcol = take_rows(dcol, order)
+        offsets = group_offsets(codes, len(self.query_ids))
+        if len(self.query_ids) and not (offsets[1:] > offsets[:-1]).all():  # ids no row uses (Categorical)
+            used = offsets[1:] > offsets[:-1]
+            codes = np.take((np.cumsum(used) - 1).astype(codes.dtype), codes)
+            self.query_ids = as_string_array(self.query_ids.filter(pa.array(used)))
+            offsets = group_offsets(codes, len(self.query_ids))
+        self.offsets: np.ndarray = offsets
         self.query_codes: np.ndarray = codes
         self.doc_ids: pa.ChunkedArray = dcol
         self.scores: np.ndarray = score
+        self._doc_hash_high: np.ndarray | None = hash_high
         self._tie_orders: dict[str, np.ndarray] = {}
+        self._tie_moves: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     # -- construction -------------------------------------------------------------------
     @classmethod
@@ -182,23 +192,70 @@ class Run:
     def _compute_order(self, ties: str) -> np.ndarray:
         n = self.num_rows
         order = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
-        if ties == "input" or n < 2:
-            return order
-        tied = (self.query_codes[1:] == self.query_codes[:-1]) & (self.scores[1:] == self.scores[:-1])
-        if not tied.any():
-            return order
-        involved = np.zeros(n, dtype=bool)
-        involved[1:] |= tied
-        involved[:-1] |= tied
-        rows = np.flatnonzero(involved)
-        # A new tie group starts at an involved row not tied with the row before it.
-        starts = np.ones(len(rows), dtype=bool)
-        starts[1:] = ~tied[rows[1:] - 1]
-        group = np.cumsum(starts)
-        doc_rank = byte_order_rank(self.doc_ids.take(indices(rows)))
-        within = np.lexsort((-doc_rank, group))  # trec_eval: doc id descending
+        rows, within = self._moves(ties)
         order[rows] = rows[within]
         return order
+
+    def _moves(self, ties: str) -> tuple[np.ndarray, np.ndarray]:
+        """The rows the tie rule moves: ``ranking_order()[rows] == rows[within]`` (rows ascending)."""
+        if ties not in self._tie_moves:
+            self._tie_moves[ties] = self._tie_groups(ties)
+        return self._tie_moves[ties]
+
+    def _tie_groups(self, ties: str) -> tuple[np.ndarray, np.ndarray]:
+        none = np.zeros(0, dtype=np.int64)
+        n = self.num_rows
+        if ties == "input" or n < 2:
+            return none, none
+        tied = tied_neighbours(self.query_codes, self.scores)
+        if len(tied) == 0:
+            return none, none
+        rows = np.union1d(tied, tied + 1)  # every row of a tie group, ascending
+        # A new tie group starts at an involved row not tied with the row before it.
+        starts = np.ones(len(rows), dtype=bool)
+        starts[1:] = rows[1:] - 1 != tied[np.minimum(np.searchsorted(tied, rows[1:] - 1), len(tied) - 1)]
+        group = np.cumsum(starts)
+        doc_rank = byte_order_rank(take_rows(self.doc_ids, rows))
+        within = np.lexsort((-doc_rank, group))  # trec_eval: doc id descending
+        return rows, within
+
+    def ranks(self, rows: np.ndarray, codes: np.ndarray, ties: str = "trec") -> np.ndarray:
+        """0-based rank in evaluation order of stored ``rows`` (of queries ``codes``, their `query_codes`).
+
+        Equal to the row's position in ``ranking_order(ties)`` less its query's first row,
+        without building that permutation: only rows inside a tie group move.
+        """
+        position = np.asarray(rows, dtype=np.int64)
+        moved, within = self._moves(ties)
+        if len(moved) and len(position):
+            at = np.minimum(np.searchsorted(moved, position), len(moved) - 1)
+            hit = moved[at] == position
+            inverse = np.empty(len(within), dtype=np.int64)
+            inverse[within] = np.arange(len(within))
+            position = position.copy()
+            position[hit] = moved[inverse[at[hit]]]
+        return position - self.offsets[codes]
+
+    def candidate_rows(
+        self, query_ids: pa.Array | pa.ChunkedArray, doc_ids: pa.Array | pa.ChunkedArray
+    ) -> np.ndarray | None:
+        """Rows (ascending) whose (query, doc) pair may be one of the pairs ``zip(query_ids, doc_ids)``.
+
+        A superset, for the caller to check exactly; None when no filter applies (every row
+        is a candidate). Uses the doc-id hashes kept from duplicate detection: a table lookup
+        per row, no string read. Every row whose pair is given is returned, with a few others
+        whose hashes collide.
+        """
+        high = self._doc_hash_high
+        if high is None or len(doc_ids) > _MAX_FILTER_IDS or 4 * len(doc_ids) > self.num_rows:
+            return None
+        return hash_filter_rows(
+            high,
+            high_words(string_hashes(doc_ids)),
+            group=self.query_codes,
+            group_high=high_words(string_hashes(self.query_ids)),
+            wanted_group_high=high_words(string_hashes(query_ids)),
+        )
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         """``{qid: {docid: score}}`` (scores as stored, float64)."""
@@ -214,7 +271,7 @@ class Run:
         """Yield ``(qid, docid, rank, score)`` in evaluation order, ranks from 1."""
         order = self.ranking_order(ties)
         qids = self.query_ids.to_pylist()
-        docs = self.doc_ids.take(indices(order)).to_pylist()
+        docs = take_rows(self.doc_ids, order).to_pylist()
         scores = self.scores[order].tolist()
         for i, qid in enumerate(qids):
             lo, hi = int(self.offsets[i]), int(self.offsets[i + 1])
@@ -232,43 +289,24 @@ def mapping_locator(source: str, qids: list[str], docids: list[str]) -> RowLocat
     return lambda row: f"{source} (query {qids[row]!r}, document {docids[row]!r})"
 
 
-def _self_matches(
-    query_ids: pa.StringArray, codes: np.ndarray, docs: pa.ChunkedArray, doc_hashes: np.ndarray
-) -> list[str]:
-    """Query ids that retrieve a document with the same id (BEIR drops such pairs)."""
-    query_hashes = string_hashes(query_ids)
-    step = 1 << 20  # compare in slices: no full-size temporaries
-    candidates = np.concatenate(
-        [
-            np.flatnonzero(query_hashes[codes[i : i + step]] == doc_hashes[i : i + step]) + i
-            for i in range(0, len(codes), step)
-        ]
-        or [np.zeros(0, dtype=np.int64)]
-    )
-    if len(candidates) == 0:
-        return []
-    found = docs.take(indices(candidates)).to_pylist()
-    qids = query_ids.take(indices(codes[candidates])).to_pylist()
-    return sorted({q for q, d in zip(qids, found, strict=True) if q == d})
-
-
 def _is_dictionary(values: object) -> bool:
     return isinstance(values, pa.Array | pa.ChunkedArray) and pa.types.is_dictionary(values.type)
 
 
-def intern_query_ids(column: Any, locate: RowLocator) -> Interned:
-    """Intern the query id column; a missing (null) id is an input error naming its row."""
+def intern_query_ids(column: Any, locate: RowLocator, *, check_used: bool = True) -> Interned:
+    """Intern the query id column, codes in byte order of the ids; a missing (null) id is an
+    input error naming its row. See `intern_ordered` for ``check_used``."""
     if column.null_count:
         raise InputError(f"{locate(first_empty(column))}: missing query id")
-    return intern(column)
+    return intern_ordered(column, check_used=check_used)
 
 
 def _check_ids(queries: Interned, docs: pa.ChunkedArray, locate: RowLocator) -> None:
     """Ids must be non-empty: an empty one means a field went missing."""
     empty_query = first_empty(pa.chunked_array([queries.values]))
-    if empty_query >= 0:
-        row = int(np.flatnonzero(queries.codes == empty_query)[0])
-        raise InputError(f"{locate(row)}: empty query id")
+    rows = np.flatnonzero(queries.codes == empty_query) if empty_query >= 0 else np.zeros(0, dtype=np.int64)
+    if len(rows):  # (an empty id that no row uses, e.g. an unused Categorical category, is dropped later)
+        raise InputError(f"{locate(int(rows[0]))}: empty query id")
     row = first_empty(docs)
     if row >= 0:
         raise InputError(f"{locate(row)}: empty doc id")
@@ -278,8 +316,13 @@ def _score_order(codes: np.ndarray, scores: np.ndarray) -> np.ndarray | None:
     """Permutation sorting rows by (query, score desc), stable; None if already sorted."""
     if len(codes) < 2:
         return None
-    same_query = codes[1:] == codes[:-1]
-    if not (codes[1:] < codes[:-1]).any() and not ((scores[1:] > scores[:-1]) & same_query).any():
+    step = 1 << 19
+
+    def out_of_order(lo: int) -> bool:  # slices overlap by one row
+        c, s = codes[lo : lo + step + 1], scores[lo : lo + step + 1]
+        return bool((c[1:] < c[:-1]).any() or ((s[1:] > s[:-1]) & (c[1:] == c[:-1])).any())
+
+    if not any(parallel_map(out_of_order, range(0, len(codes) - 1, step))):
         return None
     table = pa.table({"q": codes, "s": scores})
     return column_to_numpy(pc.sort_indices(table, sort_keys=[("q", "ascending"), ("s", "descending")]))

@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from rankgate.core.columns import column_to_numpy, first_with_whitespace
+from rankgate.core.columns import column_to_numpy, first_with_whitespace, release_unused
 from rankgate.errors import InputError
 from rankgate.io.source import BOM, open_stream, read_bytes, sniff_codec
 
@@ -79,12 +79,14 @@ def read(path: str, layout: Layout, source: str) -> Parsed:
         table = _read_csv(open_stream(path, codec), layout)
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
         table = None
+    release_unused()  # the parser's buffers, kept by Arrow's allocator for reuse that won't come
     if table is None or table.num_rows == 0 or _suspicious(table):  # the slow path says what was wrong
         return parse(read_bytes(path), layout, source)
     values = _values(table, layout)
     if _bad_values(values, layout):
         return parse(read_bytes(path), layout, source)
     table = table.drop_columns([layout.keep[-1]])  # its float64 copy is in `values`
+    release_unused()
     return Parsed(table=table, values=values, locate=_locator(lambda: read_bytes(path), source))
 
 

@@ -3,11 +3,16 @@
 Everything here is plain numpy: ids were resolved before (see `rankgate.measures.evaluate`),
 so kernels never touch strings. Rows are the ranked results of the block's queries, grouped
 by query and in evaluation order; ``rank`` is 0-based.
+
+A block is dense (every ranked row) or sparse (only the judged rows, each with its true
+``rank``, and each query's ``depth``). Every measure depends on the judged rows alone, given
+their ranks and the depths: an unjudged row gains nothing, is never relevant and stops no
+user. `rankgate.evaluate` builds sparse blocks, so its cost follows the judgments, not the
+run's depth; both kinds give the same values, bit for bit (the sums skip only zero terms).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -15,20 +20,47 @@ import numpy as np
 from rankgate.core.columns import group_offsets, positions_in_group
 
 
-@dataclass
 class RankedBlock:
-    n_queries: int
-    row_query: np.ndarray  # int64, block-local query index of each ranked row
-    grade: np.ndarray  # int64 grade of each ranked row (0 when unjudged)
-    judged: np.ndarray  # bool: the row's doc has a judgment for its query
-    qrel_query: np.ndarray  # int64, block-local query index of each judgment
-    qrel_grade: np.ndarray  # int64 grade of each judgment
-    max_grade: int = 0  # largest grade in the whole qrels (ERR's default gmax)
-    _cache: dict[object, Any] = field(default_factory=dict, repr=False)
+    """Ranked rows of ``n_queries`` queries, grouped by query (rows in rank order within each).
 
-    def __post_init__(self) -> None:
-        self.offsets = group_offsets(self.row_query, self.n_queries)
-        self.rank = positions_in_group(self.offsets)
+    Args:
+        n_queries: queries in the block (block-local indices 0..n-1).
+        row_query: int64, block-local query index of each ranked row.
+        grade: int64 grade of each ranked row (0 when unjudged).
+        judged: bool, the row's doc has a judgment for its query.
+        qrel_query: int64, block-local query index of each judgment.
+        qrel_grade: int64 grade of each judgment.
+        max_grade: largest grade in the whole qrels (ERR's default gmax).
+        rank: 0-based rank of each row; default: its position in its query (a dense block).
+        depth: ranked rows of each query; default: the rows present (a dense block).
+    """
+
+    def __init__(
+        self,
+        n_queries: int,
+        row_query: np.ndarray,
+        grade: np.ndarray,
+        judged: np.ndarray,
+        qrel_query: np.ndarray,
+        qrel_grade: np.ndarray,
+        max_grade: int = 0,
+        rank: np.ndarray | None = None,
+        depth: np.ndarray | None = None,
+    ) -> None:
+        self.n_queries = n_queries
+        self.row_query = row_query
+        self.grade = grade
+        self.judged = judged
+        self.qrel_query = qrel_query
+        self.qrel_grade = qrel_grade
+        self.max_grade = max_grade
+        self.offsets = group_offsets(row_query, n_queries)
+        self.rank: np.ndarray = positions_in_group(self.offsets) if rank is None else rank
+        self.depth: np.ndarray = np.diff(self.offsets) if depth is None else depth
+        self._cache: dict[object, Any] = {}
+
+    def __repr__(self) -> str:
+        return f"<RankedBlock: {self.n_queries} queries, {len(self.rank)} rows, {len(self.qrel_grade)} judgments>"
 
     # -- per-query reductions -----------------------------------------------------------
     def per_query_sum(self, weights: np.ndarray) -> np.ndarray:
@@ -46,16 +78,20 @@ class RankedBlock:
 
     def head(self, k: int | None) -> RankedBlock:
         """The block cut to each query's top ``k`` rows: cutoff measures read far less."""
-        if k is None or len(self.rank) == 0 or self.rank.max() < k:
+        if k is None or len(self.depth) == 0 or self.depth.max() <= k:
             return self
         key = ("head", k)
         if key not in self._cache:
-            self._cache[key] = self.keep_rows(self.rank < k)
+            keep = self.rank < k
+            self._cache[key] = self._with_rows(keep, self.rank[keep], np.minimum(self.depth, k))
         head: RankedBlock = self._cache[key]
         return head
 
     def keep_rows(self, keep: np.ndarray) -> RankedBlock:
         """The same queries and judgments with only the ranked rows in ``keep`` (re-ranked)."""
+        return self._with_rows(keep, None, None)
+
+    def _with_rows(self, keep: np.ndarray, rank: np.ndarray | None, depth: np.ndarray | None) -> RankedBlock:
         return RankedBlock(
             n_queries=self.n_queries,
             row_query=self.row_query[keep],
@@ -64,6 +100,8 @@ class RankedBlock:
             qrel_query=self.qrel_query,
             qrel_grade=self.qrel_grade,
             max_grade=self.max_grade,
+            rank=rank,
+            depth=depth,
         )
 
     # -- relevance ----------------------------------------------------------------------

@@ -1,11 +1,13 @@
 """`evaluate`: score a run against qrels with trec_eval's semantics, fast.
 
-The work is in three steps. Ids are resolved once, with Arrow hash lookups (every run row
-gets its judgment grade or "unjudged"). Queries are then split into blocks of at most
-``chunk_rows`` ranked rows, which bounds memory. Each block is a numeric `RankedBlock`
-that every kernel reads; per-query values of the blocks are stacked, so the result is the
-same whatever the block size (and `Results.merge` combines separately evaluated query
-partitions exactly).
+The work is in three steps. Ids are resolved once: the run rows whose (query, doc) pair
+is judged are found with the run's doc-id hashes (a prefilter; every hit is then checked on
+the strings themselves), and each gets its rank in evaluation order. Queries are then split
+into blocks of at most ``chunk_rows`` ranked rows. Each block is a sparse numeric
+`RankedBlock` (the judged rows with their ranks, and each query's depth) that every kernel
+reads, so the work after the join follows the judgments, not the run's depth. Per-query
+values of the blocks are stacked, so the result is the same whatever the block size (and
+`Results.merge` combines separately evaluated query partitions exactly).
 """
 
 from __future__ import annotations
@@ -16,15 +18,15 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from rankgate.core.columns import column_to_numpy, indices, intern
+from rankgate.core.columns import indices
 from rankgate.core.qrels import Qrels
 from rankgate.core.results import Results
 from rankgate.core.run import TIE_POLICIES, Run
 from rankgate.errors import ConfigError, InputError
 from rankgate.measures.block import RankedBlock, restrict_to_judged
 from rankgate.measures.facts import EvaluationFacts
+from rankgate.measures.join import index_in, join
 from rankgate.measures.kernels import KERNELS
 from rankgate.measures.parse import parse_measures
 from rankgate.measures.registry import Measure
@@ -104,8 +106,7 @@ def evaluate(
     if q.num_rows == 0:
         raise InputError("the qrels hold no judgments: nothing to evaluate", source=q.source)
     plan = _plan_queries(q, r, queries=queries, empty=empty, rel=int(rel))
-    grades, judged = _join_grades(q, r)
-    order = r.ranking_order(ties)
+    judged = _judged_rows(plan, q, r, ties)
     if max_grade is None:
         max_grade = int(q.grades.max())
     _check_gains(wanted, max_grade, q.source)
@@ -113,7 +114,7 @@ def evaluate(
     values = np.zeros((len(plan.qrels_index), len(wanted)))
     unjudged = _UnjudgedTally(_probe_cutoff(wanted))
     for lo, hi in _blocks(plan, r, chunk_rows):
-        block = _build_block(plan, q, r, order, grades, judged, lo, hi, max_grade)
+        block = _build_block(plan, q, r, judged, lo, hi, max_grade)
         unjudged.add(block)
         if judged_only:
             block = restrict_to_judged(block)
@@ -194,14 +195,9 @@ class _QueryPlan:
     missing_ids: list[str]
 
 
-def _index_in(values: pa.StringArray | pa.ChunkedArray, value_set: pa.StringArray) -> np.ndarray:
-    """Position (int32) of each value in ``value_set``, -1 where absent."""
-    return column_to_numpy(pc.index_in(values, value_set=value_set), null_value=-1)
-
-
 def _plan_queries(q: Qrels, r: Run, *, queries: str, empty: str, rel: int) -> _QueryPlan:
-    run_of_qrels = _index_in(q.query_ids, r.query_ids)
-    qrels_of_run = _index_in(r.query_ids, q.query_ids)
+    run_of_qrels = index_in(q.query_ids, r.query_ids)
+    qrels_of_run = index_in(r.query_ids, q.query_ids)
     has_rel = np.bincount(q.query_codes, weights=(q.grades >= rel), minlength=q.num_queries) > 0
     candidates = np.arange(q.num_queries) if queries == "qrels" else np.flatnonzero(run_of_qrels >= 0)
     no_rel = candidates[~has_rel[candidates]]
@@ -223,29 +219,27 @@ def _plan_queries(q: Qrels, r: Run, *, queries: str, empty: str, rel: int) -> _Q
     )
 
 
-def _join_grades(q: Qrels, r: Run) -> tuple[np.ndarray, np.ndarray]:
-    """Grade of every run row (stored order) and whether it is judged."""
-    grades = np.zeros(r.num_rows, dtype=np.int64)
-    judged = np.zeros(r.num_rows, dtype=bool)
-    if q.num_rows == 0 or r.num_rows == 0:
-        return grades, judged
-    docs = intern(q.doc_ids)
-    n_docs = len(docs.values)
-    qrels_keys = q.query_codes * n_docs + docs.codes
-    key_order = np.argsort(qrels_keys)
-    sorted_keys = qrels_keys[key_order]
-    run_doc = _index_in(r.doc_ids, docs.values)
-    candidate = np.flatnonzero(run_doc >= 0)
-    run_query = _index_in(r.query_ids, q.query_ids)[r.query_codes[candidate]]
-    candidate, run_query = candidate[run_query >= 0], run_query[run_query >= 0]
-    keys = run_query.astype(np.int64) * n_docs + run_doc[candidate]
-    pos = np.searchsorted(sorted_keys, keys)
-    pos = np.minimum(pos, len(sorted_keys) - 1)
-    hit = sorted_keys[pos] == keys
-    rows = candidate[hit]
-    grades[rows] = q.grades[key_order[pos[hit]]]
-    judged[rows] = True
-    return grades, judged
+@dataclass
+class _Judged:
+    """The judged run rows of the evaluated queries, by (evaluated query, rank)."""
+
+    query: np.ndarray  # int64 index into the plan's evaluated queries, ascending
+    rank: np.ndarray  # int64 0-based rank in evaluation order
+    grade: np.ndarray  # int64
+
+
+def _judged_rows(plan: _QueryPlan, q: Qrels, r: Run, ties: str) -> _Judged:
+    rows, qrel_rows = join(q, r)
+    codes = r.query_codes[rows]
+    evaluated = np.full(r.num_queries, -1, dtype=np.int64)
+    present = np.flatnonzero(plan.run_index >= 0)
+    evaluated[plan.run_index[present]] = present
+    query = evaluated[codes]
+    keep = query >= 0
+    rows, codes, query, qrel_rows = rows[keep], codes[keep], query[keep], qrel_rows[keep]
+    rank = r.ranks(rows, codes, ties)
+    order = np.lexsort((rank, query))
+    return _Judged(query=query[order], rank=rank[order], grade=q.grades[qrel_rows[order]])
 
 
 def _blocks(plan: _QueryPlan, r: Run, chunk_rows: int) -> Iterator[tuple[int, int]]:
@@ -283,33 +277,25 @@ def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return np.arange(total, dtype=np.int64) + shift
 
 
-def _build_block(
-    plan: _QueryPlan,
-    q: Qrels,
-    r: Run,
-    order: np.ndarray,
-    grades: np.ndarray,
-    judged: np.ndarray,
-    lo: int,
-    hi: int,
-    max_grade: int,
-) -> RankedBlock:
+def _build_block(plan: _QueryPlan, q: Qrels, r: Run, judged: _Judged, lo: int, hi: int, max_grade: int) -> RankedBlock:
+    """The sparse block of evaluated queries ``lo:hi``: their judged rows and their depths."""
     n = hi - lo
-    run_starts, run_counts = _run_spans(r, plan.run_index[lo:hi])
-    rows = order[_ranges(run_starts, run_counts)]
+    _, run_counts = _run_spans(r, plan.run_index[lo:hi])
+    a, b = np.searchsorted(judged.query, [lo, hi])
     qi = plan.qrels_index[lo:hi]
     qrel_starts = q.offsets[qi]
     qrel_counts = q.offsets[qi + 1] - qrel_starts
     qrows = _ranges(qrel_starts, qrel_counts)
-    local = np.arange(n, dtype=np.int64)
     return RankedBlock(
         n_queries=n,
-        row_query=np.repeat(local, run_counts),
-        grade=grades[rows],
-        judged=judged[rows],
-        qrel_query=np.repeat(local, qrel_counts),
+        row_query=judged.query[a:b] - lo,
+        grade=judged.grade[a:b],
+        judged=np.ones(b - a, dtype=bool),
+        qrel_query=np.repeat(np.arange(n, dtype=np.int64), qrel_counts),
         qrel_grade=q.grades[qrows],
         max_grade=max_grade,
+        rank=judged.rank[a:b],
+        depth=run_counts.astype(np.int64),
     )
 
 
@@ -335,9 +321,10 @@ class _UnjudgedTally:
         self.shown = 0
 
     def add(self, block: RankedBlock) -> None:
-        top = block.head(self.k)
-        self.shown += len(top.rank)
-        self.unjudged += int(np.count_nonzero(~(top.judged & (top.grade >= 0))))
+        shown = int(np.minimum(block.depth, self.k).sum())
+        known = int(np.count_nonzero(block.judged & (block.grade >= 0) & (block.rank < self.k)))
+        self.shown += shown
+        self.unjudged += shown - known
 
     @property
     def fraction(self) -> float:

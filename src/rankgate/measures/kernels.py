@@ -53,7 +53,7 @@ def num_rel(b: RankedBlock, m: Measure) -> np.ndarray:
 
 
 def num_ret(b: RankedBlock, m: Measure) -> np.ndarray:
-    depth = np.diff(b.offsets).astype(np.float64)
+    depth = b.depth.astype(np.float64)
     return depth if m.cutoff is None else np.minimum(depth, m.cutoff)
 
 
@@ -82,7 +82,7 @@ def r_precision(b: RankedBlock, m: Measure) -> np.ndarray:
 def judged(b: RankedBlock, m: Measure) -> np.ndarray:
     assert m.cutoff is not None
     has_judgment = b.judged & (b.grade >= 0)
-    shown = np.minimum(np.diff(b.offsets), m.cutoff)  # like ir_measures: of what was returned
+    shown = np.minimum(b.depth, m.cutoff)  # like ir_measures: of what was returned
     return _safe_div(b.per_query_sum(_masked(has_judgment, b.top(m.cutoff))), shown.astype(np.float64))
 
 
@@ -146,14 +146,15 @@ def _segment_exclusive_cumprod(b: RankedBlock, values: np.ndarray, limit: int | 
     if len(values) == 0:
         return out
     # Within each query: out[i] = prod(values[start:i]). Zeros would break a division trick,
-    # so multiply along rank: at most max-depth vector steps.
-    depth = int(np.diff(b.offsets).max())
-    if limit is not None:
-        depth = min(depth, limit)
-    starts = b.offsets[:-1]
+    # so multiply along the rows of each query: at most (rows of the longest query) vector
+    # steps. A sparse block skips rows whose factor is 1, which leaves every product as is.
     counts = np.diff(b.offsets)
+    steps = int(counts.max())
+    if limit is not None:
+        steps = min(steps, limit)
+    starts = b.offsets[:-1]
     running = np.ones(b.n_queries)
-    for r in range(1, depth):
+    for r in range(1, steps):
         active = np.flatnonzero(counts > r)
         idx = starts[active] + r
         running[active] *= values[idx - 1]

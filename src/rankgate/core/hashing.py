@@ -1,0 +1,110 @@
+"""64-bit hashes of Arrow strings, and a table filter over them.
+
+Hashes only ever pick candidates: whatever they find is checked on the strings themselves,
+so no answer depends on a hash (ids are interned, never hashed, where an answer needs them).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from rankgate.core.parallel import parallel_map
+
+
+def string_hashes(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """64-bit hashes of strings, used only to find candidates (always checked exactly).
+
+    Vectorized over the Arrow buffers: each string is read 8 bytes at a time, so short ids
+    (the common case) cost one gather and a few integer operations per row.
+    """
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    out = np.empty(sum(len(c) for c in chunks), dtype=np.uint64)
+    start = 0
+    for c in chunks:
+        out[start : start + len(c)] = _hash_chunk(c)
+        start += len(c)
+    return out
+
+
+_MIX = np.uint64(0xFF51AFD7ED558CCD)
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+# _KEEP[n]: the low n bytes of a little-endian word (n = 0..8).
+_KEEP = np.array([(1 << (8 * n)) - 1 for n in range(8)] + [2**64 - 1], dtype=np.uint64)
+
+
+def _hash_chunk(chunk: pa.Array) -> np.ndarray:
+    n = len(chunk)
+    offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[chunk.offset : chunk.offset + n + 1]
+    lo, hi = int(offsets[0]), int(offsets[-1])
+    span = hi - lo
+    # The chunk's bytes as aligned little-endian words, zero-padded: a string's word at byte
+    # p is put together from words p // 8 and p // 8 + 1 (aligned gathers are cheap).
+    words = np.zeros(span // 8 + 2, dtype=np.uint64)
+    if span:
+        words.view(np.uint8)[:span] = np.frombuffer(chunk.buffers()[2], dtype=np.uint8, count=hi)[lo:hi]
+    start = offsets[:-1] - lo
+    length = np.diff(offsets)
+    h = length.astype(np.uint64) * GOLDEN
+    shortest, longest = int(length.min(initial=0)), int(length.max(initial=0))
+    # A string's hash depends on its own bytes only: rounds past its end leave it unchanged, so
+    # the same id hashes alike in every chunk, whatever the longest string of that chunk.
+    for j in range(0, longest, 8):
+        at = start if j == 0 else np.minimum(start + j, span)
+        shift = ((at & 7) << 3).astype(np.uint64)
+        word = np.take(words, at >> 3) >> shift
+        word |= (np.take(words, (at >> 3) + 1) << (np.uint64(63) - shift)) << np.uint64(1)
+        if j + 8 > shortest:  # some string ends within this word: keep only its own bytes
+            word &= np.take(_KEEP, np.clip(length - j, 0, 8))
+        mixed = (h ^ word) * _MIX
+        mixed ^= mixed >> np.uint64(32)
+        h = mixed if j < shortest else np.where(length > j, mixed, h)
+    return h
+
+
+def high_words(hashes: np.ndarray) -> np.ndarray:
+    """The high 32 bits of 64-bit hashes, as uint32 (without a full-size 64-bit temporary)."""
+    return np.ascontiguousarray(hashes.view("<u4")[1::2])
+
+
+_PAIR_MIX = np.uint32(0x9E3779B1)  # odd: multiplying by it permutes 32-bit values
+
+
+def hash_filter_rows(
+    high: np.ndarray,
+    wanted: np.ndarray,
+    *,
+    group: np.ndarray | None = None,
+    group_high: np.ndarray | None = None,
+    wanted_group_high: np.ndarray | None = None,
+) -> np.ndarray:
+    """Rows (ascending) whose hash ``high`` (from `high_words`) may be one of ``wanted``.
+
+    A bool table indexed by the top bits of the hash, about 1.5% full (up to 6% for over a
+    million wanted keys): one gather per row, no string read. With ``group`` (each row's
+    group code), ``group_high`` (each group's hash) and ``wanted_group_high`` (the group hash
+    of each wanted entry), the rows let through are filtered again on the (group, key) pair:
+    a second table. Every row whose (group, key) is wanted is returned, with a few others
+    whose hashes collide: the caller checks them exactly.
+    """
+    bits = int(np.clip(np.ceil(np.log2(max(len(wanted), 1))) + 6, 12, 24))  # at most 16 MB
+    shift = np.uint32(32 - bits)
+    table = np.zeros(1 << bits, dtype=bool)  # bool, not uint8: numpy finds the hits of a bool array fastest
+    table[wanted >> shift] = True
+    pairs = None
+    if group is not None and group_high is not None and wanted_group_high is not None:
+        pairs = np.zeros(1 << bits, dtype=bool)
+        pairs[((wanted ^ wanted_group_high) * _PAIR_MIX) >> shift] = True
+    step = 1 << 19  # in slices: no full-size temporaries
+
+    def lookup(start: int) -> np.ndarray:
+        rows = np.flatnonzero(np.take(table, high[start : start + step] >> shift)) + start
+        if pairs is None or group is None or group_high is None:
+            return rows
+        pair = ((high[rows] ^ np.take(group_high, group[rows])) * _PAIR_MIX) >> shift
+        return rows[np.take(pairs, pair)]
+
+    found = parallel_map(lookup, range(0, len(high), step))
+    return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)

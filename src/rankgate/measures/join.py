@@ -1,0 +1,118 @@
+"""Which run rows are judged: the join of a `Run` with its `Qrels` on (query, doc).
+
+The run's doc-id hashes, kept from duplicate detection, pick the candidate rows without
+reading a string (`Run.candidate_rows`); their (query, doc) pairs are matched on 64-bit
+hashes, and every match is then checked on the strings themselves. If two judgments share
+a hash, or a check fails, the exact join on interned ids takes over, so the answer never
+depends on a hash.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from rankgate.core.columns import column_to_numpy, indices, intern, take_rows
+from rankgate.core.hashing import string_hashes
+from rankgate.core.parallel import parallel_map
+from rankgate.core.qrels import Qrels
+from rankgate.core.run import Run
+
+
+def index_in(values: pa.StringArray | pa.ChunkedArray, value_set: pa.StringArray) -> np.ndarray:
+    """Position (int32) of each value in ``value_set``, -1 where absent."""
+    return column_to_numpy(pc.index_in(values, value_set=value_set), null_value=-1)
+
+
+def join(q: Qrels, r: Run) -> tuple[np.ndarray, np.ndarray]:
+    """Run rows (stored order, ascending) whose (query, doc) pair is judged, and its qrels row."""
+    empty = np.zeros(0, dtype=np.int64)
+    if q.num_rows == 0 or r.num_rows == 0:
+        return empty, empty
+    judged_queries = q.query_ids.take(indices(q.query_codes))
+    candidate = r.candidate_rows(judged_queries, q.doc_ids)  # a superset of the judged pairs
+    if candidate is not None:
+        found = _join_by_hash(q, r, candidate)
+        if found is not None:
+            return found
+    return _join_exact(q, r, candidate)
+
+
+_PAIR = np.uint64(0xC2B2AE3D27D4EB4F)  # odd: mixes a query's hash into its docs' hashes
+
+
+def _pair_hashes(doc_hashes: np.ndarray, query_hashes: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    return doc_hashes ^ (np.take(query_hashes, codes) * _PAIR)
+
+
+def _join_by_hash(q: Qrels, r: Run, candidate: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """`join` for the candidate rows by 64-bit (query, doc) hashes, each match checked on the
+    strings themselves; None (use `_join_exact`) if two judgments share a hash or a check fails."""
+    qrels_keys = _pair_hashes(string_hashes(q.doc_ids), string_hashes(q.query_ids), q.query_codes)
+    key_order = np.argsort(qrels_keys)
+    sorted_keys = qrels_keys[key_order]
+    if (sorted_keys[1:] == sorted_keys[:-1]).any():
+        return None
+    docs = take_rows(r.doc_ids, candidate)
+    keys = _pair_hashes(string_hashes(docs), string_hashes(r.query_ids), r.query_codes[candidate])
+    at, hit = _sorted_lookup(sorted_keys, keys)
+    qrel_rows = key_order[at[hit]]
+    rows = np.flatnonzero(hit)
+    other_doc = pc.any(pc.not_equal(take_rows(docs, rows), take_rows(q.doc_ids, qrel_rows))).as_py()
+    qrels_query = index_in(r.query_ids, q.query_ids)[r.query_codes[candidate[rows]]]
+    if other_doc or not (qrels_query == q.query_codes[qrel_rows]).all():
+        return None  # a 64-bit collision: never seen, but the answer must be exact
+    return candidate[rows], qrel_rows
+
+
+def _sorted_lookup(sorted_keys: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Position of each key in ``sorted_keys`` and whether it is there.
+
+    The keys are looked up in sorted order: each search then starts where the last one
+    ended, many times faster than random searches in a large array.
+    """
+    if len(sorted_keys) == 0:
+        return np.zeros(len(keys), dtype=np.int64), np.zeros(len(keys), dtype=bool)
+    order = np.argsort(keys)
+    at = np.empty(len(keys), dtype=np.int64)
+    at[order] = np.searchsorted(sorted_keys, keys[order])
+    np.minimum(at, len(sorted_keys) - 1, out=at)
+    return at, sorted_keys[at] == keys
+
+
+def _join_exact(q: Qrels, r: Run, candidate: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """`join` by interned ids: Arrow looks up the doc ids of ``candidate`` (None: all rows)."""
+    docs = intern(q.doc_ids)
+    n_docs = len(docs.values)
+    qrels_keys = q.query_codes * n_docs + docs.codes
+    key_order = np.argsort(qrels_keys)
+    sorted_keys = qrels_keys[key_order]
+    rows, run_doc = _doc_matches(r, candidate, docs.values)
+    run_query = index_in(r.query_ids, q.query_ids)[r.query_codes[rows]]
+    known = run_query >= 0
+    rows, run_doc, run_query = rows[known], run_doc[known], run_query[known]
+    at, hit = _sorted_lookup(sorted_keys, run_query.astype(np.int64) * n_docs + run_doc)
+    return rows[hit], key_order[at[hit]]
+
+
+_JOIN_SLICE = 1 << 20
+
+
+def _doc_matches(r: Run, candidate: np.ndarray | None, values: pa.StringArray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of ``candidate`` (None: every row, a slice at a time) whose doc id is one of
+    ``values``, and its index in ``values``."""
+    if candidate is not None:
+        run_doc = index_in(take_rows(r.doc_ids, candidate), values)
+        found = run_doc >= 0
+        return candidate[found], run_doc[found]
+
+    def lookup(lo: int) -> tuple[np.ndarray, np.ndarray]:
+        run_doc = index_in(r.doc_ids.slice(lo, _JOIN_SLICE), values)
+        rows = np.flatnonzero(run_doc >= 0)
+        return rows + lo, run_doc[rows]
+
+    parts = parallel_map(lookup, range(0, r.num_rows, _JOIN_SLICE))
+    if not parts:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
