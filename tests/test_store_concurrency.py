@@ -200,3 +200,45 @@ def test_writer_killed_at_random_moments(tmp_path: Path) -> None:
             assert len(found) >= landed  # nothing committed earlier is lost
             landed = len(found)
     assert landed > 0
+
+
+# Each child has its engine ready, spins on the GO file, then connects (the connect hook puts
+# the fresh file in WAL mode) and writes. Without retrying the WAL switch, SQLite answers one
+# of two converting connections "database is locked" at once, ignoring the busy timeout.
+WAL_CHILD = r"""
+import os, sys
+from rankgate.gate.store_engine import WRITE_OPTION, create_engine, parse_location
+
+engine = create_engine(parse_location(sys.argv[1]))
+while not os.path.exists(sys.argv[2]):
+    pass
+with engine.connect() as conn:
+    conn.execution_options(**{WRITE_OPTION: True})
+    with conn.begin():
+        conn.exec_driver_sql("CREATE TABLE IF NOT EXISTS t (x INTEGER)")
+        conn.exec_driver_sql("INSERT INTO t VALUES (1)")
+print("done")
+"""
+
+
+def test_fresh_file_opened_by_many_processes_at_once(tmp_path: Path) -> None:
+    for trial in range(8):
+        path, go = tmp_path / f"fresh{trial}.db", tmp_path / f"go{trial}"
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", WAL_CHILD, str(path), str(go)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(4)
+        ]
+        time.sleep(0.5)  # let every child import and spin
+        go.write_text("go")
+        for p in procs:
+            out, err = p.communicate(timeout=120)
+            assert p.returncode == 0, err
+            assert out.strip() == "done"
+        with sqlite3.connect(path) as conn:
+            assert conn.execute("SELECT count(*) FROM t").fetchone()[0] == 4
+            assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

@@ -81,9 +81,7 @@ def test_ids_cannot_run_into_each_other() -> None:
 
 def test_large_qrels_agree_with_reference() -> None:
     rng = random.Random(7)
-    triples = list(
-        {(f"q{rng.randint(0, 300)}", f"d{rng.randint(0, 10**6)}", rng.randint(0, 3)) for _ in range(50_000)}
-    )
+    triples = list({(f"q{rng.randint(0, 300)}", f"d{rng.randint(0, 10**6)}", rng.randint(0, 3)) for _ in range(50_000)})
     unique = list({(q, d): (q, d, g) for q, d, g in triples}.values())
     assert qrels_fingerprint(Qrels.from_dict(as_dict(unique))) == reference(unique)
 

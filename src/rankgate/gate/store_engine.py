@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -164,6 +166,30 @@ def create_engine(location: StoreLocation) -> Engine:
     return engine
 
 
+def _switch_to_wal(cursor: Any) -> None:
+    """Put the file in WAL mode (persistent: a no-op once any connection has done it).
+
+    Two connections converting a fresh file at the same moment can deadlock on its lock, and
+    SQLite then answers one of them "database is locked" at once, without the busy handler.
+    So the switch is retried with backoff until the busy timeout.
+    """
+    import sqlite3
+
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    pause = 0.005
+    while True:
+        try:
+            if str(cursor.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+                cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as e:
+            contention = "locked" in str(e) or "busy" in str(e)
+            if not contention or time.monotonic() > deadline:
+                raise
+            time.sleep(pause * (1 + random.random()))
+            pause = min(pause * 2, 0.5)
+
+
 def _sqlite_transactions(engine: Engine, *, wal: bool) -> None:
     """Take over SQLite's transaction handling: WAL, busy timeout, BEGIN IMMEDIATE for writes."""
     from sqlalchemy import event
@@ -176,7 +202,7 @@ def _sqlite_transactions(engine: Engine, *, wal: bool) -> None:
             cursor.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
             cursor.execute("PRAGMA foreign_keys = ON")
             if wal:
-                cursor.execute("PRAGMA journal_mode = WAL")
+                _switch_to_wal(cursor)
         finally:
             cursor.close()
 
