@@ -7,22 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from rankgate.cli import main
 from tests.bench_support import embedding_cache_dir, write_beir  # noqa: F401  (session fixture)
+from tests.cli_support import invoke
 
 
 @pytest.fixture(autouse=True)
 def _no_store_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("RANKGATE_STORE", raising=False)
-
-
-def invoke(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv)) or 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_bench_demo_json_runs_and_store(capsys, tmp_path: Path, embedding_cache_dir: Path) -> None:  # type: ignore[no-untyped-def]  # noqa: F811

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import rankgate
-from rankgate.cli import main
+from tests.cli_support import invoke
 
 # q1 ranks d2 (0), d1 (1), d9 (unjudged); d3 (1) is not retrieved.   P@2 1/2, RR 1/2, NumRel 2
 # q2 ranks d4 (2), d5 (0).                                            P@2 1/2, RR 1,   NumRel 1
@@ -39,16 +39,6 @@ def files(tmp_path: Path) -> tuple[str, str]:
     q.write_text(QRELS)
     r.write_text(RUN)
     return str(q), str(r)
-
-
-def invoke(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    """Run the CLI in-process: (exit code, stdout, stderr)."""
-    try:
-        code = main(list(argv)) or 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def eval_json(capsys, files, *extra: str) -> dict:
@@ -354,14 +344,14 @@ def test_measures_unknown_name(capsys):
 # rankgate demo
 # --------------------------------------------------------------------------------------
 def test_demo_table(capsys):
-    code, out, err = invoke(capsys, "demo")
+    code, out, err = invoke(capsys, "demo", "--no-bench", "--no-report")
     assert code == 0, err
     for name in ("dense", "bm25", "keyword_first", "nDCG@10", "63 queries"):
         assert name in out
 
 
 def test_demo_json(capsys):
-    code, out, err = invoke(capsys, "demo", "--format", "json")
+    code, out, err = invoke(capsys, "demo", "--format", "json", "--no-bench", "--no-report")
     assert code == 0, err
     result = json.loads(out)
     runs = result["runs"]

@@ -9,22 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from rankgate.cli import main
 from rankgate.io.readers import read_qrels
 from rankgate.io.tags import read_query_tags
 from rankgate.label.store import JudgmentStore
+from tests.cli_support import invoke
 from tests.label_support import FakeChatServer, expected_grade, make_collection
 
 KEY = "sk-cli-test-Zq81-never-show-me"
-
-
-def invoke(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv)) or 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

@@ -9,18 +9,36 @@ import click
 DEMO_MEASURES = ("nDCG@10", "R@10", "P@10", "RR@10", "AP", "Judged@10")
 
 
+DEFAULT_REPORT = "rankgate-demo-report.html"
+
+
 @click.command("demo")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def demo_command(fmt: str) -> None:
-    """Evaluate the three demo runs (dense, bm25, keyword_first) on the built-in collection.
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False),
+    default=DEFAULT_REPORT,
+    show_default=True,
+    help="Where to write the HTML report (needs the report and gate extras).",
+)
+@click.option("--no-report", is_flag=True, help="Write no HTML report.")
+@click.option("--no-bench", is_flag=True, help="Skip the BM25/MiniLM benchmark (needs the bench extra).")
+def demo_command(fmt: str, report_path: str, no_report: bool, no_bench: bool) -> None:
+    """Evaluate, benchmark, gate and report on the built-in demo collection.
 
     The collection is synthetic, written for rankgate: 200 documents on five topics,
-    63 queries tagged by topic and difficulty, graded judgments 0-3.
+    63 queries tagged by topic and difficulty, graded judgments 0-3, and four runs.
+    With every extra installed (pip install 'rankgate[demo]') the demo evaluates the runs,
+    benchmarks BM25 against MiniLM (exact and HNSW), gates a candidate run against a stored
+    baseline as CI would, prints the PR comment and writes an HTML report. Parts whose extra
+    is missing are skipped, saying which extra to install.
 
     \b
     Examples:
       rankgate demo
-      rankgate demo --format json
+      rankgate demo --report out/demo.html
+      rankgate demo --no-bench --no-report --format json
     """
     import json
 
@@ -45,12 +63,16 @@ def demo_command(fmt: str) -> None:
         for name, res in results.items()
     }
     gate = _demo_gate()
+    bench = None if no_bench else _demo_bench()
     if fmt == "json":
+        report, _ = (None, None) if no_report else _write_report(report_path, bench)
         out = {
             "dataset": str(demo_dir()),
             "runs": {name: res.to_dict() for name, res in results.items()},
             "nDCG@10_by_difficulty": by_difficulty,
             "gate": gate.to_dict() if gate is not None else None,
+            "bench": bench.rows() if bench is not None else None,
+            "report": str(report) if report is not None else None,
         }
         click.echo(json.dumps(out, indent=2))
         return
@@ -81,10 +103,13 @@ def demo_command(fmt: str) -> None:
     for name, res in results.items():
         for w in res.warnings:
             errors.print(f"[dim]{name}: {w}[/dim]")
-    _print_bench(console)
+    if not no_bench:
+        _print_bench(console, bench)
     if gate is not None:
         _print_gate(console, gate)
-    _write_report(console)
+    if not no_report:
+        report, skipped = _write_report(report_path, bench)
+        console.print(f"HTML report: {report}" if report is not None else f"[dim]{skipped}[/dim]")
     console.print("Try: rankgate eval QRELS RUN -m nDCG@10 --per-query   (rankgate measures lists every measure)")
 
 
@@ -131,27 +156,34 @@ def _print_gate(console: Any, report: Any) -> None:
     )
 
 
-def _print_bench(console: Any) -> None:
-    from rankgate.bench.demo import demo_bench_results, demo_bench_table
+def _demo_bench() -> Any:
+    """The BM25/MiniLM benchmark (a `BenchReport`); None when the bench extra is not installed."""
+    from rankgate.bench.demo import bench_available, demo_bench_report
 
-    rows = demo_bench_results(progress=False)
-    if rows is None:
+    return demo_bench_report(progress=True) if bench_available() else None
+
+
+def _print_bench(console: Any, bench: Any) -> None:
+    from rankgate.bench.demo import demo_bench_table
+
+    if bench is None:
         console.print("[dim]pip install 'rankgate[bench]' to benchmark BM25 and MiniLM (rankgate bench demo)[/dim]")
     else:
-        console.print(demo_bench_table(rows))
+        console.print(demo_bench_table(bench.rows()))
 
 
-def _write_report(console: Any) -> None:
+def _write_report(path: str, bench: Any) -> tuple[Any, str | None]:
+    """Write the HTML report: (its path, None), or (None, why not) when an extra is missing."""
     from rankgate.errors import BackendError
 
     try:
         from rankgate.report.demo import demo_report
 
-        path = demo_report("rankgate-demo-report.html")
-    except (BackendError, ImportError):
-        console.print("[dim]pip install 'rankgate[report,gate]' to also write the HTML report[/dim]")
-        return
-    console.print(f"HTML report: {path}")
+        return demo_report(path, bench=bench.to_dict() if bench is not None else None), None
+    except ImportError:
+        return None, "pip install 'rankgate[report,gate]' to also write the HTML report"
+    except BackendError as e:
+        return None, f"HTML report not written: {e}"
 
 
 def _mean(values: list[float]) -> float:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -124,6 +126,8 @@ def sniff_format(data: bytes) -> str:
 def atomic_writer(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[str]]:
     """Write to a temporary file beside ``path`` and move it in place only on success.
 
+    The file gets the permissions an ordinary ``open(path, "w")`` would give it (those of the
+    file it replaces, else 0666 less the umask), not the temporary file's private 0600.
     A failure to create, flush or move the file is an `InputError` naming the path.
     """
     target = Path(path)
@@ -137,6 +141,8 @@ def atomic_writer(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[
             yield f
             try:
                 f.flush()
+                if hasattr(os, "fchmod"):  # POSIX
+                    os.fchmod(f.fileno(), _mode_for(target))
                 os.fsync(f.fileno())
             except OSError as e:
                 raise InputError(f"cannot write {target}: {e.strerror or e}") from None
@@ -148,3 +154,18 @@ def atomic_writer(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _mode_for(target: Path) -> int:
+    """The permission bits a plain ``open(target, "w")`` would leave."""
+    try:
+        return stat.S_IMODE(target.stat().st_mode)
+    except OSError:
+        return 0o666 & ~_umask()
+
+
+@functools.cache
+def _umask() -> int:
+    mask = os.umask(0o022)  # the only way to read it is to set it: put it straight back
+    os.umask(mask)
+    return mask

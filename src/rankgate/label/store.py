@@ -157,14 +157,7 @@ class JudgmentStore:
         return list(self.iter_judgments(judge_id, status=status))
 
     def iter_judgments(self, judge_id: str | None = None, *, status: str | None = STATUS_OK) -> Iterator[Judgment]:
-        clauses, params = [], []
-        if judge_id is not None:
-            clauses.append("judge_id = ?")
-            params.append(judge_id)
-        if status is not None:
-            clauses.append("status = ?")
-            params.append(status)
-        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        where, params = _where(judge_id, status)
         cursor = self._db.execute(f"SELECT * FROM judgments {where} ORDER BY query_id, doc_id", params)
         for row in cursor:
             yield _judgment(row)
@@ -215,15 +208,20 @@ class JudgmentStore:
         return settings
 
     def count(self, judge_id: str | None = None, status: str | None = None) -> int:
-        clauses, params = [], []
-        if judge_id is not None:
-            clauses.append("judge_id = ?")
-            params.append(judge_id)
-        if status is not None:
-            clauses.append("status = ?")
-            params.append(status)
-        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        where, params = _where(judge_id, status)
         return int(self._db.execute(f"SELECT COUNT(*) FROM judgments {where}", params).fetchone()[0])
+
+
+def _where(judge_id: str | None, status: str | None) -> tuple[str, list[str]]:
+    """A WHERE clause (or "") selecting one judge and/or one status, with its parameters."""
+    clauses, params = [], []
+    if judge_id is not None:
+        clauses.append("judge_id = ?")
+        params.append(judge_id)
+    if status is not None:
+        clauses.append("status = ?")
+        params.append(status)
+    return (f"WHERE {' AND '.join(clauses)}" if clauses else ""), params
 
 
 def _judgment(row: sqlite3.Row) -> Judgment:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Mapping
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -89,11 +90,14 @@ def demo_report(
     *,
     export_dir: str | os.PathLike[str] | None = None,
     export_format: str = "svg",
+    bench: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write the demo's HTML report to ``out`` and return its path.
 
     Args:
         out: the HTML file to write (atomically; its folder is created).
+        bench: the demo benchmark (``BenchReport.to_dict()``), shown as the quality/throughput
+            and neighbor-recall charts; None leaves that section out.
         export_dir: also write the key charts as images there (needs kaleido and Chromium).
         export_format: ``"svg"`` or ``"png"``.
 
@@ -118,6 +122,8 @@ def demo_report(
         path = Path(tmp) / "results.db"
         with open_store(path) as store:
             inputs = demo_inputs(store=store)
+        if bench is not None:
+            inputs.append({"kind": "bench", "source": "bench demo", "data": dict(bench)})
         return write_report(
             out,
             inputs,

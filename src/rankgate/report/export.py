@@ -9,7 +9,6 @@ no LaTeX. One browser is started for all the charts of a report.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -56,18 +55,8 @@ def export_charts(
         path = folder / f"{chart.id}.{fmt}"
         with atomic_writer(path, "wb") as f:
             f.write(data)  # type: ignore[arg-type]  # atomic_writer yields a binary file in "wb" mode
-        readable(path)
         paths.append(path)
     return paths
-
-
-def readable(path: Path) -> None:
-    """Give a written file the usual permissions (0644 under umask 022): the atomic writer's temporary
-    file is private (0600), but a report is meant to be shared (CI artifacts, static hosting)."""
-    mask = os.umask(0)
-    os.umask(mask)
-    with contextlib.suppress(OSError):  # not ours to change (some network filesystems): keep what we have
-        path.chmod(0o666 & ~mask)
 
 
 def titled(chart: Chart) -> dict[str, Any]:

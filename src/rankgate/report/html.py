@@ -133,7 +133,7 @@ def write_report(
     """
     from rankgate.errors import BackendError
     from rankgate.io.source import atomic_writer
-    from rankgate.report.export import FORMATS, export_charts, readable
+    from rankgate.report.export import FORMATS, export_charts
 
     if export_dir is not None and export_format not in FORMATS:
         from rankgate.errors import ConfigError
@@ -148,7 +148,6 @@ def write_report(
     step(f"writing {target}")
     with atomic_writer(target) as f:
         f.write(page)
-    readable(target)
     if export_dir is not None:
         step(f"exporting {len(charts)} charts as {export_format.upper()}")
         try:
