@@ -89,7 +89,7 @@ def hash_filter_rows(
     a second table. Every row whose (group, key) is wanted is returned, with a few others
     whose hashes collide: the caller checks them exactly.
     """
-    bits = int(np.clip(np.ceil(np.log2(max(len(wanted), 1))) + 6, 12, 24))  # at most 16 MB
+    bits = int(np.clip(np.ceil(np.log2(max(len(wanted), 1))) + 6, 12, 26))  # at most 64 MB
     shift = np.uint32(32 - bits)
     table = np.zeros(1 << bits, dtype=bool)  # bool, not uint8: numpy finds the hits of a bool array fastest
     table[wanted >> shift] = True

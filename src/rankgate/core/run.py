@@ -29,7 +29,7 @@ from rankgate.core.run_scan import find_self_matches, scan_doc_ids, tied_neighbo
 from rankgate.errors import InputError
 
 TIE_POLICIES: tuple[str, ...] = ("trec", "input")
-_MAX_FILTER_IDS = 1 << 22  # more judged pairs than this: the filter's tables outgrow the caches
+_MAX_FILTER_IDS = 1 << 24  # more judged pairs than this: the filter tables pass too many rows
 
 RowLocator = Callable[[int], str]
 """Maps a 0-based input row to where it came from, e.g. ``"run.txt:17"``."""
