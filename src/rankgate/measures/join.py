@@ -96,7 +96,9 @@ def _join_exact(q: Qrels, r: Run, candidate: np.ndarray | None) -> tuple[np.ndar
     return rows[hit], key_order[at[hit]]
 
 
-_JOIN_SLICE = 1 << 20
+_JOIN_SLICE = 1 << 20  # rows per lookup, at least; and at least 4x the ids looked up, since
+# Arrow hashes the value set again for every call: with millions of judged docs, 1M-row slices
+# would spend most of their time rebuilding that table.
 
 
 def _doc_matches(r: Run, candidate: np.ndarray | None, values: pa.StringArray) -> tuple[np.ndarray, np.ndarray]:
@@ -107,12 +109,14 @@ def _doc_matches(r: Run, candidate: np.ndarray | None, values: pa.StringArray) -
         found = run_doc >= 0
         return candidate[found], run_doc[found]
 
+    step = max(_JOIN_SLICE, 4 * len(values))
+
     def lookup(lo: int) -> tuple[np.ndarray, np.ndarray]:
-        run_doc = index_in(r.doc_ids.slice(lo, _JOIN_SLICE), values)
+        run_doc = index_in(r.doc_ids.slice(lo, step), values)
         rows = np.flatnonzero(run_doc >= 0)
         return rows + lo, run_doc[rows]
 
-    parts = parallel_map(lookup, range(0, r.num_rows, _JOIN_SLICE))
+    parts = parallel_map(lookup, range(0, r.num_rows, step))
     if not parts:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
