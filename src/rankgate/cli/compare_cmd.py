@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import click
 
-from rankgate.cli.options import Semantics, emit, semantics_options, split_measures, warn
+from rankgate.cli.options import (
+    Semantics,
+    emit,
+    format_option,
+    measure_option,
+    output_file_option,
+    semantics_options,
+    split_measures,
+    warn,
+)
 
 DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10")
 
@@ -12,12 +21,8 @@ DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10")
 @click.command("compare")
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option(
-    "-m",
-    "--measure",
-    "measures",
-    multiple=True,
-    metavar="MEASURE",
+@measure_option(
+    DEFAULT_MEASURES,
     help="Measure to compare; repeat or separate with commas. Default: " + ", ".join(DEFAULT_MEASURES) + ".",
 )
 @click.option("--baseline", help="Name of the baseline system (default: the first run).")
@@ -61,10 +66,8 @@ DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10")
     type=click.Path(dir_okay=False),
     help="Query metadata (JSONL/CSV/TSV: query id + tags such as topic, tier): adds a per-tag breakdown.",
 )
-@click.option(
-    "--format", "fmt", type=click.Choice(["table", "json", "markdown", "latex"]), default="table", show_default=True
-)
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the output to this file.")
+@format_option(["table", "json", "markdown", "latex"])
+@output_file_option
 @semantics_options
 def compare_command(
     qrels: str,

@@ -7,7 +7,15 @@ from typing import TYPE_CHECKING
 
 import click
 
-from rankgate.cli.options import Semantics, emit, semantics_options, split_measures
+from rankgate.cli.options import (
+    Semantics,
+    emit,
+    format_option,
+    measure_option,
+    output_file_option,
+    semantics_options,
+    split_measures,
+)
 
 if TYPE_CHECKING:
     from rankgate.measures.registry import Measure
@@ -18,19 +26,16 @@ DEFAULT_KS = (1, 3, 5, 10, 20, 50, 100)
 @click.command("cutoffs")
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option(
-    "-m",
-    "--measure",
-    "families",
-    multiple=True,
-    metavar="MEASURE",
+@measure_option(
+    ("R", "nDCG"),
+    dest="families",
     help="Measure family without a cutoff (R, nDCG, P, RR, AP, Success...). Default: R, nDCG.",
 )
 @click.option(
     "-k", "--k", "ks", default=",".join(map(str, DEFAULT_KS)), show_default=True, help="Cutoffs, separated by commas."
 )
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the output to this file.")
+@format_option(["table", "json", "csv"])
+@output_file_option
 @semantics_options
 def cutoffs_command(
     qrels: str,

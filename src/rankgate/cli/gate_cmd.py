@@ -6,7 +6,7 @@ import os
 
 import click
 
-from rankgate.cli.options import emit, warn
+from rankgate.cli.options import emit, output_file_option, store_option, warn
 
 FORMATS = ("text", "markdown", "json", "junit")
 
@@ -24,12 +24,7 @@ FORMATS = ("text", "markdown", "json", "junit")
     help="Stored baseline: a result id, latest, latest:BRANCH, baseline or baseline:KEY. "
     "Default with --store: the baseline set for the config's baseline_key.",
 )
-@click.option(
-    "--store",
-    envvar="RANKGATE_STORE",
-    metavar="URL",
-    help="Results store: a SQLite path or sqlite:///PATH, or postgresql://... [env: RANKGATE_STORE]",
-)
+@store_option(dest="store")
 @click.option("--no-record", is_flag=True, help="Do not add this evaluation to the store.")
 @click.option("--allow-qrels-change", is_flag=True, help="Compare with a baseline evaluated on other qrels.")
 @click.option("--tags", "tags_path", type=click.Path(dir_okay=False), help="Query tags (qid -> tags) file.")
@@ -37,7 +32,7 @@ FORMATS = ("text", "markdown", "json", "junit")
 @click.option("--qrels-format", help="Override the detected qrels format.")
 @click.option("--run-format", help="Override the detected run format.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report to this file.")
+@output_file_option
 @click.option("--comment", "comment_path", type=click.Path(dir_okay=False), help="Also write the Markdown comment.")
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Also write JUnit XML.")
 @click.option(

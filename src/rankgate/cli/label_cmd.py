@@ -9,7 +9,7 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from rankgate.cli.options import emit, split_measures, warn
+from rankgate.cli.options import emit, format_option, measure_option, output_file_option, split_measures, warn
 from rankgate.errors import ConfigError
 
 JUDGES = ("llm", "bm25", "clicks", "cross-encoder")
@@ -307,12 +307,12 @@ def import_command(
 @click.argument("reference", type=click.Path(dir_okay=False))
 @click.argument("candidate", type=click.Path(dir_okay=False))
 @click.option("--run", "runs", multiple=True, type=click.Path(dir_okay=False), help="Systems to rank (two or more).")
-@click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE", help="Default: nDCG@10, P@10.")
+@measure_option(("nDCG@10", "P@10"))
 @click.option("--rel", type=click.IntRange(min=1), default=1, show_default=True, help="Binary threshold.")
 @click.option("--scale", type=click.Choice(["graded", "binary", "observed"]), default="observed", show_default=True)
 @click.option("--all-pairs", is_flag=True, help="Rank systems with each qrels whole, not only the shared pairs.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the output to this file.")
+@format_option(["table", "json"])
+@output_file_option
 def agreement_command(
     reference: str,
     candidate: str,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
@@ -130,6 +130,14 @@ def semantics_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
+output_file_option = click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, writable=True),
+    help="Write the output to this file (atomically) instead of stdout.",
+)
+
+
 def output_options(func: F) -> F:
     options = [
         click.option(
@@ -140,16 +148,53 @@ def output_options(func: F) -> F:
             show_default=True,
             help="Output format.",
         ),
-        click.option(
-            "-o",
-            "--output",
-            type=click.Path(dir_okay=False, writable=True),
-            help="Write the output to this file (atomically) instead of stdout.",
-        ),
+        output_file_option,
     ]
     for option in reversed(options):
         func = option(func)
     return func
+
+
+def measure_option(default: Sequence[str], *, dest: str = "measures", help: str | None = None) -> Callable[[F], F]:
+    """``-m/--measure``, repeatable and comma-separated (split with `split_measures`)."""
+    return click.option(
+        "-m",
+        "--measure",
+        dest,
+        multiple=True,
+        metavar="MEASURE",
+        help=help or "Measure to compute; repeat or separate with commas. Default: " + ", ".join(default) + ".",
+    )
+
+
+def format_option(choices: Sequence[str], default: str = "table") -> Callable[[F], F]:
+    """``--format`` (parameter ``fmt``) among ``choices``."""
+    return click.option(
+        "--format", "fmt", type=click.Choice(list(choices)), default=default, show_default=True, help="Output format."
+    )
+
+
+def store_option(help: str | None = None, *, dest: str = "store_url") -> Callable[[F], F]:
+    """``--store URL`` of the results store, ``$RANKGATE_STORE`` by default."""
+    return click.option(
+        "--store",
+        dest,
+        envvar="RANKGATE_STORE",
+        metavar="URL",
+        help=help
+        or "Results store: a SQLite path, sqlite:///path or postgresql://user@host:5432/db [env: RANKGATE_STORE].",
+    )
+
+
+def parse_labels(pairs: tuple[str, ...]) -> dict[str, str]:
+    """``--label KEY=VALUE`` options as a dict."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"expected KEY=VALUE, got {pair!r}", param_hint="'--label'")
+        out[key.strip()] = value
+    return out
 
 
 def emit(text: str, output: str | None) -> None:

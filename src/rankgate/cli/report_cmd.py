@@ -9,19 +9,17 @@ from typing import Any
 
 import click
 
+from rankgate.cli.options import store_option
+
 
 @click.command("report")
 @click.argument("inputs", nargs=-1, type=click.Path(dir_okay=False))
 @click.option(
     "-o", "--out", "out", required=True, type=click.Path(dir_okay=False), help="The HTML file to write (atomically)."
 )
-@click.option(
-    "--store",
-    "store_url",
-    envvar="RANKGATE_STORE",
-    metavar="URL",
-    help="Results store for the history charts: a SQLite path, sqlite:///PATH or postgresql://... "
-    "[env: RANKGATE_STORE]. Without INPUT files, the store's baseline and latest result are reported.",
+@store_option(
+    "Results store for the history charts: a SQLite path, sqlite:///PATH or postgresql://... "
+    "[env: RANKGATE_STORE]. Without INPUT files, the store's baseline and latest result are reported."
 )
 @click.option(
     "--targets",

@@ -3,45 +3,29 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from rankgate.cli.options import Semantics, emit, semantics_options, split_measures, warn
+from rankgate.cli.options import (
+    Semantics,
+    emit,
+    format_option,
+    measure_option,
+    parse_labels,
+    semantics_options,
+    split_measures,
+    store_option,
+    warn,
+)
 
 if TYPE_CHECKING:
     from rankgate.gate.store import StoredResult
     from rankgate.gate.store_sql import SQLStore
 
-F = TypeVar("F", bound=Callable[..., Any])
 
 DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10", "AP", "P@10")
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
-
-
-def store_option(func: F) -> F:
-    option = click.option(
-        "--store",
-        "store_url",
-        envvar="RANKGATE_STORE",
-        metavar="URL",
-        help="Results store: a SQLite path, sqlite:///path or postgresql://user@host:5432/db "
-        "(default: $RANKGATE_STORE, else .rankgate/results.db).",
-    )
-    return option(func)
-
-
-def format_option(func: F) -> F:
-    option = click.option(
-        "--format",
-        "fmt",
-        type=click.Choice(["table", "json"]),
-        default="table",
-        show_default=True,
-        help="Output format.",
-    )
-    return option(func)
 
 
 def _open(store_url: str | None, *, create: bool = False) -> SQLStore:
@@ -72,20 +56,13 @@ def store_group() -> None:
 @store_group.command("add")
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("run", type=click.Path(dir_okay=False))
-@click.option(
-    "-m",
-    "--measure",
-    "measures",
-    multiple=True,
-    metavar="MEASURE",
-    help="Measure to compute; repeat or separate with commas. Default: " + ", ".join(DEFAULT_MEASURES) + ".",
-)
+@measure_option(DEFAULT_MEASURES)
 @click.option("--name", help="Name of the system (default: the run's file stem).")
 @click.option("--branch", help="Record this branch instead of the detected one (CI environment or git).")
 @click.option("--commit", help="Record this commit instead of the detected one.")
 @click.option("--label", "labels", multiple=True, metavar="KEY=VALUE", help="A free label to keep; repeatable.")
 @click.option("--set-baseline", "baseline_key", metavar="KEY", help="Also make the new result the baseline for KEY.")
-@store_option
+@store_option()
 @semantics_options
 def add_command(
     qrels: str,
@@ -117,7 +94,7 @@ def add_command(
     from rankgate.measures.evaluate import evaluate
     from rankgate.measures.parse import parse_measures
 
-    extra = _labels(labels)
+    extra = parse_labels(labels)
     wanted = parse_measures(split_measures(measures) or list(DEFAULT_MEASURES))
     judgments = semantics.read_qrels(qrels)
     results = evaluate(judgments, semantics.read_run(run, name), wanted, **semantics.evaluate_options())
@@ -141,8 +118,8 @@ def add_command(
 @click.option("--branch", help="Only results on this branch.")
 @click.option("--name", help="Only results of this system name.")
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True, help="At most this many.")
-@store_option
-@format_option
+@store_option()
+@format_option(["table", "json"])
 def list_command(branch: str | None, name: str | None, limit: int, store_url: str | None, fmt: str) -> None:
     """List stored results, newest first.
 
@@ -170,8 +147,8 @@ def list_command(branch: str | None, name: str | None, limit: int, store_url: st
 @click.argument("ref", metavar="ID|latest[:BRANCH]|baseline[:KEY]")
 @click.option("--name", help="With latest: only results of this system name.")
 @click.option("--per-query", is_flag=True, help="Also show the value of every query.")
-@store_option
-@format_option
+@store_option()
+@format_option(["table", "json"])
 def show_command(ref: str, name: str | None, per_query: bool, store_url: str | None, fmt: str) -> None:
     """Show one stored result: provenance, settings and values.
 
@@ -202,7 +179,7 @@ def baseline_group() -> None:
 @click.argument("ref", metavar="ID|latest[:BRANCH]")
 @click.option("--key", default="default", show_default=True, help="Which baseline (e.g. one per gate config).")
 @click.option("--name", help="With latest: only results of this system name.")
-@store_option
+@store_option()
 def baseline_set_command(ref: str, key: str, name: str | None, store_url: str | None) -> None:
     """Make a stored result the baseline for KEY.
 
@@ -222,8 +199,8 @@ def baseline_set_command(ref: str, key: str, name: str | None, store_url: str | 
 @click.option("--key", default="default", show_default=True, help="Which baseline.")
 @click.option("--all", "show_all", is_flag=True, help="List every baseline key and its result id.")
 @click.option("--per-query", is_flag=True, help="Also show the value of every query.")
-@store_option
-@format_option
+@store_option()
+@format_option(["table", "json"])
 def baseline_show_command(key: str, show_all: bool, per_query: bool, store_url: str | None, fmt: str) -> None:
     """Show the baseline for KEY (or every key with --all).
 
@@ -325,11 +302,4 @@ def _filters(branch: str | None, name: str | None) -> str:
     return f" with {shown}" if shown else ""
 
 
-def _labels(pairs: tuple[str, ...]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise click.BadParameter(f"expected KEY=VALUE, got {pair!r}", param_hint="'--label'")
-        out[key.strip()] = value
-    return out
+_labels = parse_labels  # TODO(lead): bench_cmd still imports this name; remove once it imports parse_labels
