@@ -196,7 +196,7 @@ def test_ray_through_the_cli_and_errors(tmp_path, ray_cluster, capsys):
         code = e.code
     out = json.loads(capsys.readouterr().out)
     assert code == 0
-    assert out["aggregate"]["nDCG@10"] == pytest.approx(rankgate.evaluate(qrels, run, "nDCG@10")["nDCG@10"], abs=1e-15)
+    assert out["aggregate"]["nDCG@10"] == rankgate.evaluate(qrels, run, "nDCG@10")["nDCG@10"]  # bit for bit
     broken = folder / "part-01.txt"
     text = broken.read_text().splitlines()
     text[4] = "q1 Q0 dX 1 high t"
@@ -206,3 +206,19 @@ def test_ray_through_the_cli_and_errors(tmp_path, ray_cluster, capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert "part-01.txt:5" in err and "'high'" in err and "Traceback" not in err
+
+
+def test_ray_bad_address_fails_before_joining(tmp_path, monkeypatch):
+    """A cluster address nobody listens on stops at once (``ray.init`` would wait for minutes)."""
+    ray = pytest.importorskip("ray")
+    from rankgate.engine.ray_engine import evaluate_ray
+    from rankgate.errors import BackendError
+
+    def never(*args, **kwargs):
+        raise AssertionError("ray.init was called")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", never)
+    qrels, run, _ = write_collection(tmp_path, 2, shuffle=False)
+    with pytest.raises(BackendError, match=r"cannot connect to the Ray cluster at 127\.0\.0\.1:1: .*ray start --head"):
+        evaluate_ray(qrels, run, MEASURES, address="127.0.0.1:1")

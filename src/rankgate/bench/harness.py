@@ -10,6 +10,10 @@ each configuration and each k:
 3. approximate indexes are compared with exact search over the same vectors (neighbor recall);
 4. the first ``latency.queries`` queries are searched one at a time, encoding included;
 5. the TREC run is written to the output folder, if one was given.
+
+With ``plan.engine`` ray, the cluster is joined first (a bad address fails before any work),
+and dense retrievers encode their corpus and search exact indexes on it
+(`rankgate.bench.ray_engine`); everything else, and every result, is the local engine's.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import numpy as np
 from rankgate.bench.chunking import Passages, aggregate_hits, chunk_corpus, passage_depth
 from rankgate.bench.datasets import Dataset, load_dataset
 from rankgate.bench.embedcache import EmbeddingCache
-from rankgate.bench.factory import EncoderFactory, ScorerFactory, build_retrievers
+from rankgate.bench.factory import EncoderFactory, ScorerFactory, build_retrievers, default_encoder_factory
 from rankgate.bench.indexes import IndexSpec
 from rankgate.bench.matrix import BenchPlan
 from rankgate.bench.progress import SILENT, Progress
@@ -70,6 +74,7 @@ def run_benchmark(
     """
     from rankgate.measures.evaluate import evaluate
 
+    ray_bench = _connect(plan)
     data = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, split=plan.split)
     eval_opts = dict(evaluate_options or {})
     passages = chunk_corpus(data.doc_ids, data.doc_texts, plan.chunking) if plan.chunking else None
@@ -77,6 +82,13 @@ def run_benchmark(
     retrievers = build_retrievers(
         plan.retrievers, cache=cache, encoder_factory=encoder_factory, scorer_factory=scorer_factory
     )
+    if ray_bench is not None:
+        from rankgate.bench.retrievers.dense import DenseRetriever
+
+        for spec in plan.retrievers:
+            retriever = retrievers[spec.name]
+            if isinstance(retriever, DenseRetriever):
+                retriever.use_ray(ray_bench, encoder_factory or default_encoder_factory, spec.model, spec.params)
     reported = [s for s in plan.retrievers if s.report]
     encoding: dict[str, dict[str, Any]] = {}
     for spec in plan.retrievers:
@@ -148,7 +160,7 @@ def run_benchmark(
         dataset={**data.describe(), "passages": len(passages.ids) if passages is not None else None},
         measures=list(results[0].results.names) if results else list(plan.measures),
         results=results,
-        settings=_settings(plan, cache, results),
+        settings=_settings(plan, cache, results, ray_bench),
         versions=_versions(),
         machine=_machine(),
         warnings=warnings,
@@ -280,7 +292,27 @@ def _message(e: ConfigError) -> str:
     return text[len(prefix) :] if prefix and text.startswith(prefix) else text
 
 
-def _settings(plan: BenchPlan, cache: EmbeddingCache | None, results: list[ConfigResult]) -> dict[str, Any]:
+def _connect(plan: BenchPlan) -> Any:
+    """The Ray cluster of a ``ray`` plan with a dense retriever (`RayBench`), else None.
+
+    A bad address fails either way; a plan without dense retrievers (BM25 alone) has nothing
+    for Ray to do, so no cluster is started for it.
+    """
+    if plan.engine.kind != "ray":
+        return None
+    from rankgate.bench.ray_engine import RayBench
+    from rankgate.engine.ray_cluster import check_address
+
+    check_address(plan.engine.address)
+    if not any(s.kind == "dense" for s in plan.retrievers):
+        return None
+
+    return RayBench.connect(plan.engine.address, workers=plan.engine.workers)
+
+
+def _settings(
+    plan: BenchPlan, cache: EmbeddingCache | None, results: list[ConfigResult], ray_bench: Any = None
+) -> dict[str, Any]:
     return {
         "evaluation": dict(results[0].results.settings) if results else {},
         "k": list(plan.ks),
@@ -294,6 +326,8 @@ def _settings(plan: BenchPlan, cache: EmbeddingCache | None, results: list[Confi
         "similarity": "inner product of normalized vectors (cosine) unless normalize=false",
         "cache": str(cache.path) if cache is not None else None,
         "matrix": plan.source,
+        "engine": plan.engine.kind,
+        **({"ray": ray_bench.describe()} if ray_bench is not None else {}),
     }
 
 
@@ -302,7 +336,7 @@ def _versions() -> dict[str, Any]:
     from rankgate.measures.evaluate import versions
 
     out: dict[str, Any] = dict(versions())
-    for module in ("faiss", "bm25s", "sentence_transformers", "torch"):
+    for module in ("faiss", "bm25s", "sentence_transformers", "torch", "ray"):
         v = version_of(module)
         if v is not None:
             out[module] = v

@@ -7,6 +7,7 @@ A matrix file::
     measures: [nDCG@10, R@10, R@100, RR@10]
     chunking: {size: 200, overlap: 50, aggregate: max}   # optional
     latency: {queries: 100, warmup: 3}                   # queries: 0 turns the probe off
+    engine: {type: ray, address: auto}                   # optional; or engine: ray (default: local)
     matrix:
       retrievers:
         - bm25                                 # a spec string, as on the command line
@@ -38,6 +39,7 @@ from rankgate.bench.specs import (
     RETRIEVER_KINDS,
     RETRIEVER_PARAMS,
     BenchPlan,
+    EngineSpec,
     LatencySpec,
     RetrieverSpec,
     _complete,
@@ -58,6 +60,7 @@ __all__ = [
     "RETRIEVER_KINDS",
     "RETRIEVER_PARAMS",
     "BenchPlan",
+    "EngineSpec",
     "LatencySpec",
     "RetrieverSpec",
     "add_rerankers",
@@ -69,7 +72,7 @@ __all__ = [
 ]
 
 # -- matrix files -------------------------------------------------------------------------------
-TOP_KEYS = ("dataset", "split", "measures", "chunking", "latency", "matrix")
+TOP_KEYS = ("dataset", "split", "measures", "chunking", "latency", "engine", "matrix")
 MATRIX_KEYS = ("retrievers", "indexes", "k")
 
 
@@ -136,6 +139,7 @@ def plan_from_dict(data: Any, *, source: str | None = None) -> BenchPlan:
         dataset=_optional_str(top.get("dataset"), "dataset"),
         split=_optional_str(top.get("split"), "split") or "test",
         source=source,
+        engine=_engine(top.get("engine")),
     )
     return plan
 
@@ -250,3 +254,19 @@ def _latency(value: Any) -> LatencySpec:
         if not _is_int(entry[key], 0):
             raise ConfigError(f"must be an int >= 0. Got {entry[key]!r} instead.", key_path=f"latency.{key}")
     return LatencySpec(**entry)
+
+
+def _engine(value: Any) -> EngineSpec:
+    """``engine: ray`` or ``engine: {type: ray, address: auto, workers: 4}``; default local."""
+    if value is None:
+        return EngineSpec()
+    entry: dict[str, Any] = (
+        {"type": value} if isinstance(value, str) else _mapping(value, "engine", ("type", "address", "workers"))
+    )
+    kind = entry.get("type", "local")
+    if kind not in ("local", "ray"):
+        raise ConfigError(f"must be local or ray. Got {kind!r} instead.", key_path="engine.type")
+    address = _optional_str(entry.get("address"), "engine.address")
+    if kind == "local" and (address is not None or "workers" in entry):
+        raise ConfigError("address and workers apply to the ray engine only", key_path="engine")
+    return EngineSpec(kind, address, entry.get("workers"))

@@ -102,6 +102,30 @@ class LatencySpec:
     warmup: int = 3
 
 
+ENGINES: tuple[str, ...] = ("local", "ray")
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """Where the work runs: ``local`` (this process) or ``ray`` (see `rankgate.bench.ray_engine`).
+
+    Attributes:
+        kind: local or ray.
+        address: the Ray cluster (None: the running one, or a new local one).
+        workers: Ray encoding actors (None: one per GPU, else one per CPU, at most 16).
+    """
+
+    kind: str = "local"
+    address: str | None = None
+    workers: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in ENGINES:
+            raise ConfigError(f"must be local or ray. Got {self.kind!r} instead.", key_path="engine")
+        if self.workers is not None and not _is_int(self.workers, 1):
+            raise ConfigError(f"must be an int >= 1. Got {self.workers!r} instead.", key_path="engine.workers")
+
+
 @dataclass(frozen=True)
 class BenchPlan:
     """Everything a benchmark run needs besides the data."""
@@ -115,6 +139,7 @@ class BenchPlan:
     dataset: str | None = None
     split: str = "test"
     source: str | None = None
+    engine: EngineSpec = EngineSpec()
 
     def with_overrides(self, **changes: Any) -> BenchPlan:
         """A copy with the given fields replaced (None and empty values are ignored)."""

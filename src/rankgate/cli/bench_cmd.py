@@ -71,6 +71,18 @@ FORMATS = ("table", "json", "jsonl", "csv", "markdown")
 )
 @click.option("--device", help="Torch device of the models (cpu, cuda, mps).  [default: cpu]")
 @click.option(
+    "--engine",
+    type=click.Choice(["local", "ray"]),
+    help="Where to encode the corpus and search exact indexes: this process, or Ray Data on a Ray cluster "
+    "(GPU workers when it has GPUs; same results).  [default: local, or the matrix file's engine]",
+)
+@click.option(
+    "--ray-address",
+    metavar="ADDR",
+    help="Ray cluster for --engine ray: auto, HOST:PORT or ray://HOST:10001.  "
+    "[default: the running cluster, or a new local one]",
+)
+@click.option(
     "--latency-queries",
     type=click.IntRange(min=0),
     help="Queries timed one at a time per configuration (0: no latency probe).  [default: 100]",
@@ -122,6 +134,8 @@ def bench_command(
     rerank: str | None,
     rerank_depth: int,
     device: str | None,
+    engine: str | None,
+    ray_address: str | None,
     latency_queries: int | None,
     query_set: str,
     rel: int,
@@ -154,6 +168,7 @@ def bench_command(
       rankgate bench demo --rerank ./models/ms-marco-MiniLM-L-6-v2 --rerank-depth 50
       rankgate bench demo --chunk-size 64 --chunk-overlap 16 --aggregate max
       rankgate bench demo --store results.db --label branch=main
+      rankgate bench data/scifact -r bm25 -r dense --engine ray --ray-address auto --format json -o bench.json
 
     The matrix file format, the columns and neighbor recall are described in docs/bench.md.
     """
@@ -167,6 +182,7 @@ def bench_command(
     stored_labels: dict[str, Any] = {**({"matrix": config} if config else {}), **_labels(labels)}
     plan = _plan(config, retrievers, indexes, measures, ks, split, chunk_size, chunk_overlap, aggregate)
     plan = _with_extras(plan, rerank, rerank_depth, device, latency_queries)
+    plan = _with_engine(plan, engine, ray_address)
     where = dataset or plan.dataset
     if where is None:
         raise click.UsageError("give a DATASET (a folder, or demo), or set dataset: in the matrix file")
@@ -254,6 +270,21 @@ def _with_extras(plan: Any, rerank: str | None, depth: int, device: str | None, 
         )
     latency = plan.latency if latency_queries is None else LatencySpec(latency_queries, plan.latency.warmup)
     return replace(plan, retrievers=specs, latency=latency)
+
+
+def _with_engine(plan: Any, engine: str | None, ray_address: str | None) -> Any:
+    from dataclasses import replace
+
+    from rankgate.bench.matrix import EngineSpec
+
+    if engine is None and ray_address is None:
+        return plan
+    kind = engine or plan.engine.kind
+    if ray_address is not None and kind != "ray":
+        raise click.UsageError("--ray-address needs --engine ray")
+    same = kind == plan.engine.kind
+    address = ray_address if ray_address is not None else (plan.engine.address if same else None)
+    return replace(plan, engine=EngineSpec(kind, address, plan.engine.workers if same else None))
 
 
 def _safe(name: str) -> str:

@@ -22,7 +22,8 @@ import pyarrow as pa
 from rankgate.core.results import Results
 from rankgate.engine.blocks import iter_blocks
 from rankgate.engine.partition import split_block, with_judgments
-from rankgate.errors import BackendError, InputError
+from rankgate.engine.ray_cluster import join
+from rankgate.errors import InputError
 from rankgate.measures.registry import Measure
 
 
@@ -70,13 +71,8 @@ def evaluate_ray(
         name: the run's name (default: the folder's or file's stem).
         **options: as in `rankgate.evaluate`.
     """
-    ray = _ray()
     shards = shard_paths(run)
-    if not ray.is_initialized():
-        try:
-            ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False)
-        except (ConnectionError, RuntimeError, ValueError) as e:
-            raise BackendError(f"cannot connect to the Ray cluster at {address or 'a local cluster'}: {e}") from None
+    ray = join(address)
     n = partitions or max(2, 4 * int(ray.cluster_resources().get("CPU", 1)))
 
     qrels_pieces: list[list[pa.Table]] = [[] for _ in range(n)]
@@ -195,11 +191,3 @@ def _name_of(run: Any) -> str:
     if isinstance(run, str | os.PathLike) and not any(ch in str(run) for ch in "*?["):
         return stem(run)
     return "run"
-
-
-def _ray() -> Any:
-    try:
-        import ray
-    except ImportError:
-        raise BackendError("the Ray engine needs Ray: pip install 'rankgate[ray]'") from None
-    return ray

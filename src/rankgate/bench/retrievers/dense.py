@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from rankgate.bench.embedcache import CachedEncoder, EmbeddingCache
 from rankgate.bench.encoders import Encoder
-from rankgate.bench.indexes import ExactIndex, IndexSpec, VectorIndex, make_index
+from rankgate.bench.indexes import IndexSpec, VectorIndex, make_index
 from rankgate.bench.progress import Progress
 from rankgate.bench.retrievers.base import Hits, StageInfo
 from rankgate.errors import BackendError
+
+if TYPE_CHECKING:
+    from rankgate.bench.ray_engine import EncoderFactory, RayBench
 
 
 class DenseRetriever:
@@ -56,7 +59,21 @@ class DenseRetriever:
         self.index: VectorIndex | None = None
         self._index_spec: IndexSpec | None = None
         self._built = StageInfo()
-        self._exact: ExactIndex | None = None
+        self._exact: VectorIndex | None = None
+        self._ray: tuple[RayBench, EncoderFactory, str | None, dict[str, Any]] | None = None
+
+    def use_ray(
+        self, engine: RayBench, encoder_factory: EncoderFactory, model: str | None, params: Mapping[str, Any]
+    ) -> None:
+        """Encode the corpus and search exact indexes on Ray (see `rankgate.bench.ray_engine`).
+
+        Args:
+            engine: the connected cluster.
+            encoder_factory, model, params: how each Ray worker builds its own copy of the encoder
+                (the spec's model and parameters; its identity must be this retriever's encoder's).
+        """
+        self._ray = (engine, encoder_factory, model, dict(params))
+        self._texts = None  # prepare again
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -74,12 +91,28 @@ class DenseRetriever:
         start = time.perf_counter()
         prefixed = [self.params["doc_prefix"] + t for t in texts] if self.params["doc_prefix"] else list(texts)
         with progress.task(f"encoding corpus ({self.name})", total=len(prefixed)) as advance:
-            self.vectors = self.encoder.encode(
-                prefixed, normalize=self.params["normalize"], batch_size=self.params["batch_size"], progress=advance
-            )
+            if self._ray is not None:
+                engine, factory, model, params = self._ray
+                self.vectors, counts = engine.encode_corpus(
+                    prefixed,
+                    encoder=self.raw_encoder,
+                    factory=factory,
+                    model=model,
+                    params=params,
+                    normalize=self.params["normalize"],
+                    batch_size=self.params["batch_size"],
+                    cache=self.encoder.cache if isinstance(self.encoder, CachedEncoder) else None,
+                    progress=advance,
+                )
+            else:
+                self.vectors = self.encoder.encode(
+                    prefixed, normalize=self.params["normalize"], batch_size=self.params["batch_size"], progress=advance
+                )
         seconds = time.perf_counter() - start
         hits2, misses2, spent2 = _counters(self.encoder)
-        if isinstance(self.encoder, CachedEncoder):
+        if self._ray is not None:
+            encoded, cached, encode_s = counts["encoded"], counts["cached"], counts["encode_seconds"]
+        elif isinstance(self.encoder, CachedEncoder):
             encoded, cached, encode_s = misses2 - misses, hits2 - hits, spent2 - spent
         else:
             encoded, cached, encode_s = len(prefixed), 0, seconds
@@ -95,6 +128,7 @@ class DenseRetriever:
                 "cached": cached,
                 "encode_seconds": encode_s,
                 "texts_per_s": encoded / encode_s if encoded and encode_s > 0 else None,
+                **({"engine": "ray"} if self._ray is not None else {}),
             },
         )
         return self._prepared
@@ -107,7 +141,7 @@ class DenseRetriever:
         if self.index is not None and self._index_spec == spec:
             return self._built
         self.index = None  # free the previous one first
-        built = make_index(spec)
+        built = self._make_index(spec)
         start = time.perf_counter()
         built.build(self.vectors, progress)
         seconds = time.perf_counter() - start
@@ -136,9 +170,15 @@ class DenseRetriever:
     def exact_search(self, encoded: np.ndarray, k: int) -> Hits:
         """Exact search over the same vectors: the reference of neighbor recall."""
         if self._exact is None:
-            self._exact = ExactIndex()
+            self._exact = self._make_index(IndexSpec("exact"))
             self._exact.build(self.vectors, Progress())
         return self._exact.search(encoded, k)
+
+    def _make_index(self, spec: IndexSpec) -> VectorIndex:
+        """A fresh index; exact ones search on Ray when the retriever uses it (FAISS indexes stay here)."""
+        if self._ray is not None and spec.kind == "exact":
+            return self._ray[0].exact_index(**spec.params)
+        return make_index(spec)
 
 
 def _counters(encoder: Any) -> tuple[int, int, float]:
