@@ -191,7 +191,10 @@ def test_eval_table(capsys, files):
         row = next(line for line in out.splitlines() if f" {name} " in line)
         assert value in row
     assert "4 queries evaluated; 2 missing from the run, 1 only in the run, 1 without relevant docs" in out
+    assert "settings: queries=qrels, ties=trec, rel=1, empty=zero, duplicates=error, judged_only=false" in out
     assert "\x1b[" not in out  # no colour codes in captured output
+    _, out, _ = invoke(capsys, "eval", *files, "-m", MEASURES, "--rel", "2", "--ties", "input", "--judged-only")
+    assert "settings: queries=qrels, ties=input, rel=2, empty=zero, duplicates=error, judged_only=true" in out
 
     code, out, err = invoke(capsys, "eval", *files, "-m", MEASURES, "--per-query")
     assert code == 0, err

@@ -99,6 +99,43 @@ def test_baseline_names_detect_and_formats(capsys):
     assert r"\begin{tabular}" in out and r"\bottomrule" in out
 
 
+def test_markdown_and_latex_hold_every_table(capsys):
+    """The all-pairs and by-tag tables are in every format, with the numbers of the JSON."""
+    tags = str(pathlib.Path(QRELS).parent / "queries.jsonl")
+    args = ("compare", QRELS, *RUNS, "-m", "nDCG@10", "--all-pairs", "--permutations", "500", "--tags", tags)
+    code, out, _ = cli(capsys, *args, "--format", "json")
+    data = json.loads(out)
+    pair = next(p for p in data["pairs"] if (p["a"], p["b"]) == ("dense", "keyword_first"))
+    tag = next(
+        r for r in data["by_tag"] if r["system"] == "dense" and r["tag"] == "difficulty" and r["value"] == "hard"
+    )
+    assert data["settings"]["n_permutations"] == 500 and data["settings"]["all_pairs"] is True
+    code, md, _ = cli(capsys, *args, "--format", "markdown")
+    assert code == 0
+    assert "**All pairs (randomized Tukey HSD, family-wise p, 500 permutations)**" in md
+    assert (
+        f"| nDCG@10 | dense | keyword_first | {pair['mean_a']:.4f} | {pair['mean_b']:.4f} | {pair['delta']:+.4f} *"
+        in md
+    )
+    assert f"| dense | nDCG@10 | difficulty=hard | {tag['n']} | {tag['baseline_mean']:.4f} | {tag['mean']:.4f} |" in md
+    code, tex, _ = cli(capsys, *args, "--format", "latex")
+    assert code == 0 and tex.count(r"\begin{tabular}") == 3 == tex.count(r"\end{tabular}")
+    assert rf"nDCG@10 & dense & keyword\_first & {pair['mean_a']:.4f} & {pair['mean_b']:.4f}" in tex
+    assert rf"dense & nDCG@10 & difficulty=hard & {tag['n']} & {tag['baseline_mean']:.4f}" in tex
+
+
+def test_json_states_the_query_policy_and_each_runs_accounting(capsys):
+    code, out, _ = cli(capsys, "compare", QRELS, RUNS[0], RUNS[2], "-m", "nDCG@10", "--format", "json")
+    queries = json.loads(out)["queries"]
+    assert queries["compared"] == 63 and queries["policy"] == "qrels"
+    assert queries["per_system"]["keyword_first"]["missing_from_run"] == 1  # q04 scores 0
+    assert queries["per_system"]["bm25"]["missing_from_run"] == 0
+    assert any(w.startswith("keyword_first: 1 qrels queries are not in the run") for w in json.loads(out)["warnings"])
+    code, out, _ = cli(capsys, "compare", QRELS, RUNS[0], RUNS[2], "-m", "nDCG@10", "--queries", "intersection")
+    assert code == 0
+    assert "queries: those in both the qrels and each run" in out and "62 queries" in out
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

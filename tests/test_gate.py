@@ -345,6 +345,26 @@ def test_per_tag_breakdown_worst_first(capsys, config_file):
     assert hard["delta"] == pytest.approx(mean(now) - mean(base))
 
 
+def test_per_tag_breakdown_without_a_baseline_has_no_delta(capsys, config_file):
+    """Floors only: each tag's mean, lowest first, and no made-up "+0.0 pts" delta."""
+    tags = str(demo_dir() / "queries.jsonl")
+    args = ("gate", "--qrels", QRELS, "--run", BM25, "--config", str(config_file), "--tags", tags)
+    _code, out, _ = cli(capsys, *args, "--format", "json")
+    rows = json.loads(out)["by_tag"]
+    assert rows and all(r["delta"] is None and r["baseline_mean"] is None for r in rows)
+    qids = [q for q, t in rankgate.data.demo_query_tags().items() if t["difficulty"] == "hard"]
+    hard = next(r for r in rows if r["value"] == "hard" and r["measure"] == "R@5")
+    per_query = rankgate.evaluate(QRELS, BM25, "R@5").per_query
+    assert hard["mean"] == pytest.approx(np.mean([per_query[q]["R@5"] for q in qids]))
+    _code, md, _ = cli(capsys, *args, "--format", "markdown")
+    table = md[md.index("| tag | value |") :].split("\n\n")[0].splitlines()[2:]
+    shown = [line for line in table if line.startswith("| ")]
+    assert shown and not any("pts" in line for line in shown)
+    firsts = [r for r in rows if not r["small"]]
+    worst = min(firsts, key=lambda r: r["mean"])
+    assert shown[0].startswith(f"| {worst['tag']} | {worst['value']} | `{worst['measure']}` |")
+
+
 def test_stored_baseline_needs_a_store(capsys, config_file):
     code, _, err = cli(capsys, "gate", "--qrels", QRELS, "--run", BM25, "--config", str(config_file),
                        "--baseline", "latest:main")  # fmt: skip

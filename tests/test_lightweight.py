@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 
 def run_python(code: str) -> str:
     return subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.strip()
@@ -27,3 +29,23 @@ def test_evaluating_trec_files_imports_neither_pandas_nor_polars(tmp_path):
         "print(res['RR'], 'pandas' in sys.modules, 'polars' in sys.modules)"
     )
     assert run_python(code) == "0.75 False False"
+
+
+def test_public_api_is_sorted_and_every_name_resolves():
+    import rankgate
+
+    assert list(rankgate.__all__) == sorted(rankgate.__all__)
+    for name in rankgate.__all__:
+        assert getattr(rankgate, name) is not None, name
+    comparison = rankgate.compare(
+        {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}},
+        [
+            {"q1": {"a": 1.0}, "q2": {"x": 1.0}, "q3": {"x": 1.0}},
+            {"q1": {"a": 1.0}, "q2": {"b": 1.0}, "q3": {"c": 1.0}},
+        ],
+        ["P@1"],
+        names=["old", "new"],
+        n_resamples=200,
+    )
+    assert isinstance(comparison, rankgate.Comparison)
+    assert comparison.row("new", "P@1")["delta"] == pytest.approx(2 / 3, abs=1e-12)

@@ -14,6 +14,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BackendError",
+    "Comparison",
     "ConfigError",
     "InputError",
     "Measure",
@@ -23,6 +24,7 @@ __all__ = [
     "Results",
     "Run",
     "__version__",
+    "compare",
     "evaluate",
     "parse_measure",
     "read_qrels",
@@ -37,6 +39,8 @@ _LAZY = {
     "Measure": "rankgate.measures.registry",
     "parse_measure": "rankgate.measures.parse",
     "evaluate": "rankgate.measures.evaluate",
+    "compare": "rankgate.stats.comparison",
+    "Comparison": "rankgate.stats.comparison",
     "read_qrels": "rankgate.io.readers",
     "read_run": "rankgate.io.readers",
     "RankgateError": "rankgate.errors",
@@ -55,6 +59,7 @@ if TYPE_CHECKING:
     from rankgate.measures.evaluate import evaluate
     from rankgate.measures.parse import parse_measure
     from rankgate.measures.registry import Measure
+    from rankgate.stats.comparison import Comparison, compare
 
 
 def __getattr__(name: str) -> Any:

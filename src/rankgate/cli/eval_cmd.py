@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from rankgate.cli.options import Semantics, emit, output_options, semantics_options, split_measures, warn
+
+if TYPE_CHECKING:
+    from rankgate.core.results import Results
 
 DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10", "AP", "P@10")
 
@@ -26,6 +31,21 @@ DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10", "AP", "P@10")
     "--ci", "with_ci", is_flag=True, help="Add a 95% bootstrap confidence interval (over queries) to each mean."
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap resamples (with --ci).")
+@click.option(
+    "--tags",
+    "tags_path",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Query tags (JSONL/CSV/TSV: query id + tags such as topic, tier; e.g. label's --tags-out): "
+    "adds the aggregates of each tag value's queries.",
+)
+@click.option(
+    "--group-by",
+    "group_by",
+    multiple=True,
+    metavar="TAG",
+    help="With --tags: only these tags (repeat or separate with commas; default: every tag in FILE).",
+)
 @click.option(
     "--engine",
     type=click.Choice(["local", "ray"]),
@@ -52,6 +72,8 @@ def eval_command(
     name: str | None,
     with_ci: bool,
     seed: int,
+    tags_path: str | None,
+    group_by: tuple[str, ...],
     engine: str,
     ray_address: str | None,
     memory: str | None,
@@ -66,6 +88,11 @@ def eval_command(
     compressed or not. Measure names are canonical (nDCG@10, R@100, P(rel=2)@5) or
     aliases from trec_eval (ndcg_cut.10), ranx (mrr@10) and plain words (recall@10).
 
+    With --tags, the aggregates are also given per value of each tag (e.g. gold-set tier),
+    with the group's size; groups under 10 queries are marked small, and queries without a
+    tag form the group "(untagged)". JSON gets a "groups" key, CSV and JSONL rows with
+    query_id "all" and tag/value/n/small columns; --format trec stays per query (no groups).
+
     \b
     Examples:
       rankgate eval qrels.txt run.txt -m nDCG@10 -m R@100 -m RR@10
@@ -73,6 +100,8 @@ def eval_command(
       rankgate eval qrels.txt run.txt -m AP --per-query --format trec
       rankgate eval qrels.txt run.txt -m P@10 --rel 2 --queries intersection
       rankgate eval qrels.txt run.txt -m nDCG@10 --ci
+      rankgate eval gold.txt run.txt -m nDCG@10 --tags tiers.jsonl --ci
+      rankgate eval qrels.txt run.txt --tags queries.csv --group-by topic --format json
       rankgate eval qrels.txt huge-run.txt.gz -m nDCG@10 --memory 4GB
       rankgate eval qrels.txt 'shards/*.parquet' -m nDCG@10 --engine ray --ray-address auto
     """
@@ -81,6 +110,7 @@ def eval_command(
     from rankgate.report.eval_output import render
 
     wanted = parse_measures(split_measures(measures) or list(DEFAULT_MEASURES))
+    tags, tag_names = _read_tags(tags_path, group_by)  # before evaluating: a bad file fails fast
     if engine == "ray":
         from rankgate.engine.ray_engine import evaluate_ray
 
@@ -115,11 +145,52 @@ def eval_command(
         )
     if with_ci:
         results.with_confidence_intervals(seed=seed)
+    notes: list[str] = []
+    if tags is not None:
+        results.with_groups(tags, group_by=tag_names)
+        results.warnings.extend(_coverage(results, tags, tags_path or ""))  # in the JSON's "warnings" too
+        if fmt == "trec":
+            notes.append(
+                "--format trec holds per-query lines only: the --tags group aggregates are left out; "
+                "use --format json, jsonl, csv or table"
+            )
     emit(render(results, fmt, per_query=per_query), output)
-    warn(results.warnings)
+    warn(results.warnings + notes)
 
 
 def _fits(qrels: str, run: str, memory: str) -> bool:
     from rankgate.engine.outofcore import fits_in_memory, parse_memory
 
     return fits_in_memory(qrels, run, parse_memory(memory))
+
+
+def _read_tags(
+    path: str | None, group_by: tuple[str, ...]
+) -> tuple[dict[str, dict[str, str]] | None, list[str] | None]:
+    """The query tags of ``--tags`` and the tags to group by (``None``: all), checked."""
+    from rankgate.core.groups import check_tag_names, tag_names
+    from rankgate.errors import InputError
+    from rankgate.io.tags import read_query_tags
+
+    names = split_measures(group_by)  # commas, as for -m
+    if path is None:
+        if names:
+            raise click.UsageError("--group-by needs --tags FILE (the query tags to group by)")
+        return None, None
+    tags = read_query_tags(path)
+    if not tag_names(tags):
+        raise InputError(
+            'holds query ids but no tags; expected e.g. {"_id": "q1", "tier": "A"} or a CSV column per tag',
+            source=path,
+        )
+    return tags, (check_tag_names(tags, names, source=path) if names else None)
+
+
+def _coverage(results: Results, tags: dict[str, dict[str, str]], path: str) -> list[str]:
+    """A warning when no evaluated query is in the tags file (its ids differ, most likely)."""
+    if results.query_ids and not any(q in tags for q in results.query_ids):
+        return [
+            f"none of the {len(results.query_ids)} evaluated queries is in {path} (e.g. {results.query_ids[0]!r}): "
+            "every query is (untagged); check that the tags file uses the qrels' query ids"
+        ]
+    return []

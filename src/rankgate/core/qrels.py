@@ -15,7 +15,14 @@ from rankgate.core.columns import (
     group_offsets,
     take_rows,
 )
-from rankgate.core.run import RowLocator, _check_ids, _default_locator, intern_query_ids, mapping_locator
+from rankgate.core.run import (
+    RowLocator,
+    _check_ids,
+    _default_locator,
+    arrow_to_frame,
+    intern_query_ids,
+    mapping_locator,
+)
 from rankgate.errors import InputError
 
 
@@ -128,6 +135,21 @@ class Qrels:
 
     def __repr__(self) -> str:
         return f"<Qrels: {self.num_queries} queries, {self.num_rows} judgments>"
+
+    def to_arrow(self) -> pa.Table:
+        """Columns ``query_id``, ``doc_id`` and ``grade`` (int64), rows grouped by query."""
+        rows = np.repeat(np.arange(len(self.query_ids)), np.diff(self.offsets))
+        return pa.table(
+            {
+                "query_id": take_rows(self.query_ids, rows),
+                "doc_id": self.doc_ids,
+                "grade": pa.array(np.asarray(self.grades, dtype=np.int64)),
+            }
+        )
+
+    def to_frame(self, backend: str = "pandas") -> Any:
+        """`to_arrow` as a pandas (default) or polars DataFrame."""
+        return arrow_to_frame(self.to_arrow(), backend)
 
     def to_dict(self) -> dict[str, dict[str, int]]:
         """``{qid: {docid: grade}}``."""

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from rankgate.core.groups import UNTAGGED, GroupTable, Tags
 from rankgate.measures.registry import Measure
 
 QUERY_CASES: tuple[str, ...] = ("evaluated", "missing_from_run", "run_only", "no_relevant")
@@ -27,6 +28,7 @@ class Results:
         settings: every semantic choice made (ties, query set, ...).
         warnings: degenerate but legal input noticed on the way.
         run_name: the run's name (file stem), when known.
+        groups: aggregates per query group (tag value), when `with_groups` was called.
     """
 
     measures: list[Measure]
@@ -39,6 +41,7 @@ class Results:
     versions: dict[str, str] = field(default_factory=dict)
     ci: dict[str, list[float] | None] | None = None  # bootstrap CI of each aggregate, when asked
     facts: Any = field(default=None, repr=False, compare=False)  # EvaluationFacts: merges warnings exactly
+    groups: GroupTable | None = field(default=None, repr=False)  # per tag value, when asked (with_groups)
 
     def with_confidence_intervals(
         self, *, n_resamples: int = 10_000, confidence: float = 0.95, seed: int = 0
@@ -63,6 +66,49 @@ class Results:
             "confidence": confidence,
             "seed": seed,
         }
+        if self.groups is not None:
+            from rankgate.core.groups import with_group_intervals
+
+            ci = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
+            self.groups = with_group_intervals(self, self.groups, ci)
+        return self
+
+    def by_group(
+        self, tags: Tags, *, group_by: Sequence[str] | None = None, untagged: str | None = UNTAGGED
+    ) -> GroupTable:
+        """The aggregates over each group of queries that share a tag value.
+
+        Args:
+            tags: ``{qid: {tag: value}}``, e.g. from `rankgate.io.tags.read_query_tags`.
+            group_by: the tags to group by (default: every tag in ``tags``); a name that is
+                no tag there raises `ConfigError` listing the tags there are.
+            untagged: the group of the queries lacking a tag (``None``: leave them out).
+
+        Returns:
+            ``{tag: {value: Group}}``; each `rankgate.core.groups.Group` has ``n``, ``small``
+            (fewer than 10 queries), ``query_ids``, ``aggregate`` (as `aggregate`, over the
+            group) and, when these results have intervals (`with_confidence_intervals`),
+            ``ci`` with the same resampling settings.
+
+        >>> import rankgate
+        >>> res = rankgate.evaluate({"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}},
+        ...                         {"q1": {"a": 1.0}, "q2": {"x": 1.0}, "q3": {"c": 1.0}}, ["P@1"])
+        >>> groups = res.by_group({"q1": {"tier": "A"}, "q2": {"tier": "A"}, "q3": {"tier": "B"}})
+        >>> groups["tier"]["A"].n, groups["tier"]["A"].aggregate, groups["tier"]["B"].aggregate
+        (2, {'P@1': 0.5}, {'P@1': 1.0})
+        """
+        from rankgate.core.groups import group_results
+
+        ci = None
+        if self.ci is not None and isinstance(self.settings.get("ci"), dict):
+            ci = {k: self.settings["ci"][k] for k in ("n_resamples", "confidence", "seed")}
+        return group_results(self, tags, names=group_by, untagged=untagged, ci=ci)
+
+    def with_groups(
+        self, tags: Tags, *, group_by: Sequence[str] | None = None, untagged: str | None = UNTAGGED
+    ) -> Results:
+        """Keep `by_group`'s groups in ``groups`` (output as the ``groups`` key of `to_dict`)."""
+        self.groups = self.by_group(tags, group_by=group_by, untagged=untagged)
         return self
 
     @property
@@ -121,6 +167,10 @@ class Results:
             out["per_query"] = self.per_query
         if self.ci is not None:
             out["ci"] = dict(self.ci)
+        if self.groups is not None:
+            from rankgate.core.groups import groups_to_dict
+
+            out["groups"] = groups_to_dict(self.groups)
         out["queries"] = dict(self.queries)
         out["settings"] = dict(self.settings)
         out["warnings"] = list(self.warnings)
@@ -134,18 +184,14 @@ class Results:
 
     def to_frame(self, backend: str = "pandas") -> Any:
         """Per-query values as a DataFrame (``backend``: "pandas" or "polars"), query id first."""
-        data: dict[str, Any] = {"query_id": list(self.query_ids)}
+        import pyarrow as pa
+
+        from rankgate.core.run import arrow_to_frame
+
+        data: dict[str, Any] = {"query_id": pa.array(list(self.query_ids), pa.string())}
         for j, name in enumerate(self.names):
-            data[name] = self.values[:, j]
-        if backend == "polars":
-            import polars as pl
-
-            return pl.DataFrame(data)
-        if backend == "pandas":
-            import pandas as pd
-
-            return pd.DataFrame(data)
-        raise ValueError(f"The 'backend' parameter must be 'pandas' or 'polars'. Got {backend!r} instead.")
+            data[name] = pa.array(self.values[:, j])
+        return arrow_to_frame(pa.table(data), backend)
 
     # -- merging ------------------------------------------------------------------------
     def select(self, measures: Sequence[str | Measure]) -> Results:

@@ -267,6 +267,28 @@ class Run:
             out[qid] = dict(zip(docs[lo:hi], scores[lo:hi], strict=True))
         return out
 
+    def to_arrow(self, ties: str = "trec") -> pa.Table:
+        """Columns ``query_id``, ``doc_id``, ``rank`` (from 1) and ``score``, rows in evaluation order.
+
+        >>> Run.from_dict({"q1": {"a": 1.0, "b": 1.0, "c": 2.0}}).to_arrow().to_pydict()["doc_id"]
+        ['c', 'b', 'a']
+        """
+        order = self.ranking_order(ties)
+        depths = self.depths
+        starts = np.repeat(self.offsets[:-1], depths)
+        return pa.table(
+            {
+                "query_id": take_rows(self.query_ids, np.repeat(np.arange(len(depths)), depths)),
+                "doc_id": take_rows(self.doc_ids, order),
+                "rank": pa.array(np.arange(len(order), dtype=np.int64) - starts + 1),
+                "score": pa.array(self.scores[order]),
+            }
+        )
+
+    def to_frame(self, backend: str = "pandas", *, ties: str = "trec") -> Any:
+        """`to_arrow` as a pandas (default) or polars DataFrame."""
+        return arrow_to_frame(self.to_arrow(ties), backend)
+
     def iter_rows(self, ties: str = "trec") -> Iterator[tuple[str, str, int, float]]:
         """Yield ``(qid, docid, rank, score)`` in evaluation order, ranks from 1."""
         order = self.ranking_order(ties)
@@ -282,6 +304,22 @@ class Run:
     def depths(self) -> np.ndarray:
         """Number of documents retrieved for each query (``query_ids`` order)."""
         return np.diff(self.offsets)
+
+
+def arrow_to_frame(table: pa.Table, backend: str) -> Any:
+    """A pandas or polars DataFrame of ``table`` (the extra must be installed)."""
+    if backend == "pandas":
+        try:
+            return table.to_pandas()
+        except ImportError:
+            raise ImportError("to_frame('pandas') needs pandas: pip install 'rankgate[pandas]'") from None
+    if backend == "polars":
+        try:
+            import polars as pl
+        except ImportError:
+            raise ImportError("to_frame('polars') needs polars: pip install 'rankgate[polars]'") from None
+        return pl.from_arrow(table)
+    raise ValueError(f"The 'backend' parameter must be 'pandas' or 'polars'. Got {backend!r} instead.")
 
 
 def mapping_locator(source: str, qids: list[str], docids: list[str]) -> RowLocator:

@@ -166,7 +166,8 @@ def _tag_rows(report: GateReport) -> list[str]:
     rows = report.by_tag
     if not rows:
         return []
-    shown = sorted(rows, key=lambda r: (r["small"], r["delta"]))[:MAX_TAG_ROWS]
+    # worst first: the largest drop against the baseline; without one, the lowest mean
+    shown = sorted(rows, key=lambda r: (r["small"], r["mean"] if r["delta"] is None else r["delta"]))[:MAX_TAG_ROWS]
     out = [
         "| tag | value | measure | queries | baseline | current | delta | CI of delta |",
         "|---|---|---|---:|---:|---:|---:|---|",
@@ -178,7 +179,7 @@ def _tag_rows(report: GateReport) -> list[str]:
         out.append(
             f"| {_cell(r['tag'])} | {_cell(r['value'])} | `{r['measure']}` | {size} "
             f"| {fmt_value(r['baseline_mean'], frac)} | {fmt_value(r['mean'], frac)} "
-            f"| {fmt_delta(r['delta'], frac)} | {_fmt_ci(ci, frac) if ci else ''} |"
+            f"| {'' if r['delta'] is None else fmt_delta(r['delta'], frac)} | {_fmt_ci(ci, frac) if ci else ''} |"
         )
     if len(rows) > len(shown):
         out.append(f"\n{len(rows) - len(shown)} more rows in the JSON output.")

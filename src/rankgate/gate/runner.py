@@ -9,10 +9,10 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from rankgate.core.groups import MIN_GROUP, group_rows
 from rankgate.core.results import Results
 from rankgate.gate.config import GateConfig, load_config
 from rankgate.gate.decide import GateOutcome, decide, verdict
-from rankgate.stats.comparison import MIN_GROUP
 
 EXIT_CODES = {"pass": 0, "warn": 0, "fail": 1}
 
@@ -268,28 +268,26 @@ def _breakdown(
 def _levels_by_tag(
     current: Results, names: list[str], tags: dict[str, dict[str, str]], measures: list[Any]
 ) -> list[dict[str, Any]]:
-    groups: dict[tuple[str, str], list[int]] = {}
-    for i, qid in enumerate(current.query_ids):
-        for key, value in tags.get(qid, {}).items():
-            groups.setdefault((key, value), []).append(i)
+    """Each tag value's means when there is no baseline: no delta to report, so none is made up."""
     rows = []
-    for (key, value), members in sorted(groups.items()):
-        for m in measures:
-            column = current.values[members, current.names.index(str(m))]
-            rows.append(
-                {
-                    "tag": key,
-                    "value": value,
-                    "n": len(members),
-                    "small": len(members) < MIN_GROUP,
-                    "measure": str(m),
-                    "mean": float(column.mean()),
-                    "baseline_mean": None,
-                    "delta": 0.0,
-                    "ci": None,
-                    "fraction": m.spec.bounds == (0.0, 1.0),
-                }
-            )
+    for key, values in group_rows(tags, current.query_ids, untagged=None).items():
+        for value, members in values.items():
+            for m in measures:
+                column = current.values[members, current.names.index(str(m))]
+                rows.append(
+                    {
+                        "tag": key,
+                        "value": value,
+                        "n": len(members),
+                        "small": len(members) < MIN_GROUP,
+                        "measure": str(m),
+                        "mean": float(column.mean()),
+                        "baseline_mean": None,
+                        "delta": None,
+                        "ci": None,
+                        "fraction": m.spec.bounds == (0.0, 1.0),
+                    }
+                )
     return rows
 
 

@@ -48,9 +48,9 @@ def _from_json(text: str, source: str) -> dict[str, dict[str, str]]:
             obj = json.loads(text)
         except json.JSONDecodeError as e:
             raise InputError(f"invalid JSON: {e.msg}", source=source, line=e.lineno) from None
-        if isinstance(obj, dict):  # {qid: {tag: value}}
-            return {str(q): {str(k): str(v) for k, v in (t or {}).items()} for q, t in obj.items()}
-        rows = [(i + 1, r) for i, r in enumerate(obj)]
+        if isinstance(obj, dict) and all(isinstance(t, dict) or t is None for t in obj.values()):
+            return {str(q): {str(k): str(v) for k, v in (t or {}).items()} for q, t in obj.items()}  # {qid: tags}
+        rows = [(1, obj)] if isinstance(obj, dict) else [(i + 1, r) for i, r in enumerate(obj)]  # one row, or a list
     else:
         for number, line in enumerate(text.splitlines(), start=1):
             if line.strip():

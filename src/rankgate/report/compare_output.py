@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rankgate.stats.comparison import Comparison
@@ -64,6 +66,7 @@ def footer(comparison: Comparison) -> str:
         f"CI: {s['confidence']:.0%} paired bootstrap, {s['n_resamples']} resamples, seed {s['seed']}; "
         f"* = adjusted p < {s['alpha']}"
     )
+    text += "\n" + _query_policy(s.get("queries"))
     mde = ", ".join(
         f"{r['measure']} {r['mde']:.3f}" for r in comparison.rows if r["system"] == comparison.rows[0]["system"]
     )
@@ -74,6 +77,13 @@ def footer(comparison: Comparison) -> str:
     for note in comparison.notes:
         text += f"\nnote: {note}"
     return text
+
+
+def _query_policy(queries: Any) -> str:
+    """The query set the means were taken over, in words (DESIGN.md's query policy)."""
+    if queries == "intersection":
+        return "queries: those in both the qrels and each run (--queries intersection); then those all runs share"
+    return "queries: every query in the qrels; a query missing from a run scores 0 in it (trec_eval -c)"
 
 
 TAG_HEADERS = ("system", "measure", "tag", "n", "baseline", "mean", "delta", "95% CI")
@@ -87,58 +97,106 @@ def _tag_cells(row: dict[str, Any]) -> list[str]:
             f"{row['baseline_mean']:.4f}", f"{row['mean']:.4f}", f"{row['delta']:+.4f}", ci]  # fmt: skip
 
 
+PAIR_HEADERS = ("measure", "a", "b", "mean a", "mean b", "b - a", "p")
+
+
+def _pair_cells(comparison: Comparison, r: dict[str, Any]) -> list[str]:
+    mark = " *" if r["p_value"] < comparison.settings["alpha"] else ""
+    return [r["measure"], r["a"], r["b"], f"{r['mean_a']:.4f}", f"{r['mean_b']:.4f}",
+            f"{r['delta']:+.4f}{mark}", f"{r['p_value']:.4f}"]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Section:
+    """One table of the output: every format (rich, Markdown, LaTeX) draws the same sections."""
+
+    title: str | None
+    headers: tuple[str, ...]
+    rows: list[list[str]]
+    styles: list[str | None]
+    left: tuple[str, ...]  # columns aligned left (the rest are numbers)
+
+
+def _sections(comparison: Comparison) -> list[_Section]:
+    out = [
+        _Section(
+            None,
+            HEADERS,
+            [_cells(comparison, r) for r in comparison.rows],
+            ["bold" if r["significant"] else None for r in comparison.rows],
+            ("system", "measure"),
+        )
+    ]
+    if comparison.pairs:
+        n = comparison.settings.get("n_permutations")
+        out.append(
+            _Section(
+                f"All pairs (randomized Tukey HSD, family-wise p{f', {n} permutations' if n else ''})",
+                PAIR_HEADERS,
+                [_pair_cells(comparison, r) for r in comparison.pairs],
+                [None for _ in comparison.pairs],
+                ("measure", "a", "b"),
+            )
+        )
+    if comparison.by_tag:
+        out.append(
+            _Section(
+                "By tag (worst delta first; small = under 10 queries; unadjusted p)",
+                TAG_HEADERS,
+                [_tag_cells(r) for r in comparison.by_tag],
+                ["dim" if r["small"] else None for r in comparison.by_tag],
+                ("system", "measure", "tag"),
+            )
+        )
+    return out
+
+
 def table(comparison: Comparison) -> Any:
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
 
-    t = Table()
-    for h in HEADERS:
-        t.add_column(h, justify="left" if h in ("system", "measure") else "right")
-    for row in comparison.rows:
-        t.add_row(*_cells(comparison, row), style="bold" if row["significant"] else None)
-    parts: list[Any] = [t, Text(footer(comparison), style="dim")]
-    if comparison.pairs:
-        pt = Table(title="All pairs (randomized Tukey HSD, family-wise p)")
-        for h in ("measure", "a", "b", "mean a", "mean b", "b - a", "p"):
-            pt.add_column(h, justify="left" if h in ("measure", "a", "b") else "right")
-        for r in comparison.pairs:
-            mark = " *" if r["p_value"] < comparison.settings["alpha"] else ""
-            pt.add_row(r["measure"], r["a"], r["b"], f"{r['mean_a']:.4f}", f"{r['mean_b']:.4f}",
-                       f"{r['delta']:+.4f}{mark}", f"{r['p_value']:.4f}")  # fmt: skip
-        parts.append(pt)
-    if comparison.by_tag:
-        b = Table(title="By tag (worst delta first; small = under 10 queries)")
-        for h in TAG_HEADERS:
-            b.add_column(h, justify="left" if h in ("system", "measure", "tag") else "right")
-        for row in comparison.by_tag:
-            b.add_row(*_tag_cells(row), style="dim" if row["small"] else None)
-        parts.append(b)
+    parts: list[Any] = []
+    for section in _sections(comparison):
+        t = Table(title=section.title)
+        for h in section.headers:
+            t.add_column(h, justify="left" if h in section.left else "right")
+        for cells, style in zip(section.rows, section.styles, strict=True):
+            t.add_row(*cells, style=style)
+        parts.append(t)
+        if section.title is None:  # the main table: the footer right under it
+            parts.append(Text(footer(comparison), style="dim"))
     return Group(*parts)
 
 
 def _markdown(comparison: Comparison) -> str:
-    lines = ["| " + " | ".join(HEADERS) + " |", "|" + "|".join("---" for _ in HEADERS) + "|"]
-    for row in comparison.rows:
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in _cells(comparison, row)) + " |")
-    out = "\n".join(lines) + "\n\n" + "\n".join(f"_{line}_  " for line in footer(comparison).splitlines()) + "\n"
-    if comparison.by_tag:
-        out += "\n| " + " | ".join(TAG_HEADERS) + " |\n|" + "|".join("---" for _ in TAG_HEADERS) + "|\n"
-        out += "\n".join("| " + " | ".join(_tag_cells(r)) + " |" for r in comparison.by_tag) + "\n"
-    return out
+    def row(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    blocks = []
+    for section in _sections(comparison):
+        lines = [f"**{section.title}**", ""] if section.title else []
+        lines += [row(section.headers), "|" + "|".join("---" for _ in section.headers) + "|"]
+        lines += [row(cells) for cells in section.rows]
+        if section.title is None:
+            lines += ["", *(f"_{line}_  " for line in footer(comparison).splitlines())]
+        blocks.append("\n".join(lines) + "\n")
+    return "\n".join(blocks)
 
 
 def _latex(comparison: Comparison) -> str:
     def esc(text: str) -> str:
         return "".join(LATEX_ESCAPES.get(ch, ch) for ch in text)
 
-    lines = [
-        r"\begin{tabular}{ll" + "r" * (len(HEADERS) - 2) + "}",
-        r"\toprule",
-        " & ".join(esc(h) for h in HEADERS) + r" \\",
-        r"\midrule",
-    ]
-    for row in comparison.rows:
-        lines.append(" & ".join(esc(c) for c in _cells(comparison, row)) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}", "% " + footer(comparison).replace("\n", "\n% ")]
-    return "\n".join(lines) + "\n"
+    blocks = []
+    for section in _sections(comparison):
+        align = "".join("l" if h in section.left else "r" for h in section.headers)
+        lines = [f"% {esc(section.title)}"] if section.title else []
+        lines += [rf"\begin{{tabular}}{{{align}}}", r"\toprule", " & ".join(esc(h) for h in section.headers) + r" \\"]
+        lines.append(r"\midrule")
+        lines += [" & ".join(esc(c) for c in cells) + r" \\" for cells in section.rows]
+        lines += [r"\bottomrule", r"\end{tabular}"]
+        if section.title is None:
+            lines.append("% " + footer(comparison).replace("\n", "\n% "))
+        blocks.append("\n".join(lines) + "\n")
+    return "\n".join(blocks)

@@ -12,16 +12,24 @@ from rankgate.core.results import Results
 
 
 def render(results: Results, fmt: str, *, per_query: bool = False) -> str:
+    """``results`` as ``rankgate eval --format FMT`` prints them, with their query groups if any.
+
+    The groups (`Results.with_groups`) are additions that change nothing already there: JSON's
+    ``groups`` key, JSONL and CSV rows with query id ``all`` and tag/value/n/small columns, a
+    table per tag. trec_eval's format holds per-query lines only, so it leaves them out.
+    """
     if fmt == "json":
         return results.to_json(per_query=per_query)
     if fmt == "jsonl":
-        return _jsonl(results, per_query)
+        return _jsonl(results, per_query) + (_groups_jsonl(results) if results.groups else "")
     if fmt == "csv":
-        return _csv(results, per_query)
+        text = _csv(results, per_query)
+        return _groups_csv(text, results) if results.groups else text
     if fmt == "trec":
         return _trec(results, per_query)
     if fmt == "table":
-        return to_text(table(results, per_query=per_query))
+        text = to_text(table(results, per_query=per_query))
+        return text + to_text(groups_table(results)) if results.groups else text
     raise ValueError(f"unknown format {fmt!r}")
 
 
@@ -69,10 +77,81 @@ def _trec(results: Results, per_query: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
+# -- query groups (eval --tags) --
+def _group_rows(results: Results) -> list[tuple[str, str, int, bool, dict[str, float]]]:
+    return [
+        (key, value, g.n, g.small, g.aggregate)
+        for key, values in (results.groups or {}).items()
+        for value, g in values.items()
+    ]
+
+
+def _groups_jsonl(results: Results) -> str:
+    lines = []
+    for key, value, n, small, aggregate in _group_rows(results):
+        means = {k: (None if math.isnan(v) else v) for k, v in aggregate.items()}
+        row = {"query_id": "all", "tag": key, "value": value, "n": n, "small": small, **means}
+        lines.append(json.dumps(row, ensure_ascii=False) + "\n")
+    return "".join(lines)
+
+
+def _groups_csv(text: str, results: Results) -> str:
+    """Four columns more (tag, value, n, small), empty on the existing rows; a row per group."""
+    extra = ["tag", "value", "n", "small"]
+    rows = list(csv.reader(io.StringIO(text)))
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow([*rows[0], *extra])
+    for row in rows[1:]:
+        writer.writerow([*row, *([""] * len(extra))])
+    for key, value, n, small, aggregate in _group_rows(results):
+        means = ("" if math.isnan(v) else repr(v) for v in aggregate.values())
+        writer.writerow(["all", *means, key, value, n, "true" if small else "false"])
+    return buf.getvalue()
+
+
+def groups_table(results: Results) -> Any:
+    """A table per tag: a row per value with its size and means (and intervals under them)."""
+    from rich.console import Group
+    from rich.table import Table
+
+    from rankgate.core.groups import MIN_GROUP
+
+    sums = [m.spec.aggregate == "sum" for m in results.measures]
+    tables = []
+    for key, values in (results.groups or {}).items():
+        t = Table(title=f"by {key}", caption=f"small: under {MIN_GROUP} queries", caption_justify="left")
+        t.add_column(key)
+        t.add_column("queries", justify="right")
+        for name in results.names:
+            t.add_column(name, justify="right")
+        for value, g in values.items():
+            cells = []
+            for name, is_sum in zip(results.names, sums, strict=True):
+                cell = format_value(g.aggregate[name], is_sum)
+                interval = g.ci.get(name) if g.ci is not None else None
+                if interval is not None:
+                    cell += f"\n[{interval[0]:.4f}, {interval[1]:.4f}]"
+                cells.append(cell)
+            size = f"{g.n} (small)" if g.small else str(g.n)
+            t.add_row(value, size, *cells, style="dim" if g.small else None)
+        tables.append(t)
+    return Group(*tables)
+
+
 def format_value(value: float, is_sum: bool) -> str:
     if math.isnan(value):
         return "-"
     return f"{value:.0f}" if is_sum else f"{value:.4f}"
+
+
+SETTINGS_SHOWN = ("queries", "ties", "rel", "empty", "duplicates", "judged_only")
+
+
+def _settings_line(results: Results) -> str:
+    """The semantic choices, echoed under the table as in the JSON's ``settings``."""
+    shown = [f"{k}={str(results.settings[k]).lower()}" for k in SETTINGS_SHOWN if k in results.settings]
+    return "\nsettings: " + ", ".join(shown) if shown else ""
 
 
 def table(results: Results, *, per_query: bool = False) -> Any:
@@ -87,7 +166,7 @@ def table(results: Results, *, per_query: bool = False) -> Any:
     q = results.queries
     footer = Text(
         f"{q['evaluated']} queries evaluated; {q['missing_from_run']} missing from the run, "
-        f"{q['run_only']} only in the run, {q['no_relevant']} without relevant docs",
+        f"{q['run_only']} only in the run, {q['no_relevant']} without relevant docs" + _settings_line(results),
         style="dim",
     )
     if per_query:
@@ -118,7 +197,8 @@ def to_text(renderable: Any, width: int = 100) -> str:
     """Render a rich object to plain text (no colour codes)."""
     from rich.console import Console
 
-    console = Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False)
+    # markup off: ids, names and tag values are the user's text ("[x]" is not a style)
+    console = Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False, markup=False)
     console.print(renderable)
     out = console.file.getvalue()  # type: ignore[attr-defined]
     return str(out)

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from rankgate.core.groups import MIN_GROUP, group_rows, natural_order
 from rankgate.core.results import Results
 from rankgate.errors import ConfigError, InputError
 from rankgate.measures.registry import Measure
@@ -24,7 +25,6 @@ from rankgate.stats.power import queries_needed
 from rankgate.stats.summary import paired_summary
 
 CORRECTIONS: tuple[str, ...] = ("holm", "bonferroni", "bh", "none")
-MIN_GROUP = 10  # fewer queries than this: a group's interval and p-value say little
 
 
 @dataclass
@@ -56,7 +56,12 @@ class Comparison:
             "measures": list(self.measures),
             "comparisons": [_jsonable(r) for r in self.rows],
             "means": {s: _jsonable(res.aggregate) for s, res in self.results.items()},
-            "queries": {"compared": len(self.query_ids)},
+            "queries": {
+                "compared": len(self.query_ids),
+                "policy": self.settings.get("queries"),
+                "per_system": {s: dict(res.queries) for s, res in self.results.items()},
+            },
+            "warnings": [f"{s}: {w}" for s, res in self.results.items() for w in res.warnings],
             "by_tag": [_jsonable(r) for r in self.by_tag],
             "pairs": [_jsonable(r) for r in self.pairs],
             "settings": dict(self.settings),
@@ -249,7 +254,8 @@ def compare_results(
         "correction": correction,
         "family_size": len(rows),
         "n_resamples": n_resamples,
-        "n_permutations": n_permutations if (randomization or test == "randomization") else None,
+        "n_permutations": n_permutations if (randomization or test == "randomization" or all_pairs) else None,
+        "all_pairs": all_pairs,
         "confidence": confidence,
         "ci_method": "paired bootstrap, percentile",
         "alpha": alpha,
@@ -310,14 +316,11 @@ def _breakdown(
     """Deltas per tag value (unadjusted p-values: a breakdown explores, it does not decide)."""
     if not tags:
         return []
-    groups: dict[tuple[str, str], list[int]] = {}
-    for i, qid in enumerate(queries):
-        for key, value in tags.get(qid, {}).items():
-            groups.setdefault((key, value), []).append(i)
+    groups = group_rows(tags, queries, untagged=None)  # a query without a tag is in no group of it
     rows: list[dict[str, Any]] = []
     for name in candidates:
         cand_matrix = _matrix(results[name], queries, measures)
-        for (key, value), members in sorted(groups.items()):
+        for key, value, members in ((k, v, m) for k, values in groups.items() for v, m in values.items()):
             idx = np.asarray(members)
             base, cand = base_matrix[idx], cand_matrix[idx]
             for j, measure in enumerate(measures):
@@ -340,7 +343,7 @@ def _breakdown(
                 for j, row in enumerate(rows[-len(measures) :]):
                     row["ci"] = [float(summary.ci_low[j]), float(summary.ci_high[j])]
                     row["p_value"] = float(summary.p_value[j])
-    rows.sort(key=lambda r: (r["system"], r["measure"], r["small"], r["delta"]))
+    rows.sort(key=lambda r: (r["system"], r["measure"], r["small"], r["delta"], r["tag"], natural_order(r["value"])))
     return rows
 
 
