@@ -21,6 +21,7 @@ Examples:
   python bench/eval_speed.py --case msmarco --repeat 3 --markdown
   python bench/eval_speed.py --case scaling --tools rankgate,pytrec_eval
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,7 +32,6 @@ import platform
 import shlex
 import subprocess
 import sys
-import time
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO_DIR = os.path.dirname(BENCH_DIR)
@@ -80,8 +80,14 @@ def ensure_dataset(workdir, n, depth, seed, shuffle, tie_rate, judged, regen=Fal
     name = f"synth_q{n}_d{depth}_j{judged}_s{seed}_t{tie_rate:g}" + ("_shuf" if shuffle else "")
     out = os.path.join(workdir, name)
     meta_path = os.path.join(out, "meta.json")
-    want = {"n_queries": n, "depth": depth, "judged_per_query": judged, "seed": seed,
-            "shuffle": shuffle, "tie_rate": tie_rate}
+    want = {
+        "n_queries": n,
+        "depth": depth,
+        "judged_per_query": judged,
+        "seed": seed,
+        "shuffle": shuffle,
+        "tie_rate": tie_rate,
+    }
     if not regen and os.path.exists(meta_path):
         with open(meta_path) as f:
             meta = json.load(f)
@@ -89,18 +95,17 @@ def ensure_dataset(workdir, n, depth, seed, shuffle, tie_rate, judged, regen=Fal
             return meta
     if not quiet:
         print(f"# generating {n} queries x {depth} results -> {out}", file=sys.stderr, flush=True)
-    return write_dataset(out, n, depth, judged_per_query=judged, seed=seed,
-                         shuffle=shuffle, tie_rate=tie_rate)
+    return write_dataset(out, n, depth, judged_per_query=judged, seed=seed, shuffle=shuffle, tie_rate=tie_rate)
 
 
 # --------------------------------------------------------------------------- children
 def tool_command(tool, qrels, run, args):
     if tool == "rankgate":
         base = shlex.split(args.rankgate_cmd) if args.rankgate_cmd else [sys.executable, "-m", "rankgate"]
-        cmd = base + ["eval", qrels, run]
+        cmd = [*base, "eval", qrels, run]
         for m in MEASURES:
             cmd += ["-m", m]
-        return cmd + ["--format", "json", *getattr(args, "rankgate_extra", [])]
+        return [*cmd, "--format", "json", *getattr(args, "rankgate_extra", [])]
     return [sys.executable, os.path.join(BENCH_DIR, "run_peer.py"), tool, qrels, run]
 
 
@@ -118,18 +123,21 @@ def measure_once(tool, qrels, run, args, tag):
     so = os.path.join(logdir, f"{tag}_{tool}.out")
     se = os.path.join(logdir, f"{tag}_{tool}.err")
     cmd = tool_command(tool, qrels, run, args)
-    w = subprocess.run([sys.executable, "-c", WRAPPER, so, se, str(args.timeout)] + cmd,
-                       capture_output=True, text=True, env=child_env(tool), cwd=REPO_DIR)
-    res = {"tool": tool, "cmd": cmd, "ok": False, "error": None, "values": {}, "phases": {},
-           "notes": []}
+    w = subprocess.run(
+        [sys.executable, "-c", WRAPPER, so, se, str(args.timeout), *cmd],
+        capture_output=True,
+        text=True,
+        env=child_env(tool),
+        cwd=REPO_DIR,
+    )
+    res = {"tool": tool, "cmd": cmd, "ok": False, "error": None, "values": {}, "phases": {}, "notes": []}
     try:
         stats = json.loads(w.stdout.strip().splitlines()[-1])
     except (IndexError, ValueError):
         last = w.stderr.strip().splitlines()[-1:] or ["no output"]
         res["error"] = f"wrapper failed: {last[0][:200]}"
         return res
-    res.update(wall=stats["wall"], rss_mb=stats["maxrss_kb"] / 1024.0, cpu=stats["cpu"],
-               rc=stats["rc"])
+    res.update(wall=stats["wall"], rss_mb=stats["maxrss_kb"] / 1024.0, cpu=stats["cpu"], rc=stats["rc"])
     with open(so, errors="replace") as f:
         out = f.read()
     with open(se, errors="replace") as f:
@@ -149,7 +157,7 @@ def measure_once(tool, qrels, run, args, tag):
         else:
             doc = json.loads(out.strip().splitlines()[-1])
             res["values"], res["phases"], res["notes"] = doc["values"], doc["phases"], doc["notes"]
-    except Exception as e:  # noqa: BLE001 -- report, do not crash
+    except Exception as e:
         if rc != 0:
             res["error"] = f"exit {rc}: {tail[:200]}"
         else:
@@ -173,8 +181,19 @@ _ALIASES = {
     "AP": {"ap", "map"},
 }
 _KEY2M = {a: m for m, al in _ALIASES.items() for a in al}
-_PREFERRED = {"aggregate", "aggregates", "mean", "means", "all", "summary", "measures", "results",
-              "metrics", "overall", "totals"}
+_PREFERRED = {
+    "aggregate",
+    "aggregates",
+    "mean",
+    "means",
+    "all",
+    "summary",
+    "measures",
+    "results",
+    "metrics",
+    "overall",
+    "totals",
+}
 
 
 def _num(v):
@@ -296,32 +315,68 @@ def _row_values(r):
 def render(headers, rows, markdown, left=(0,)):
     left = {i % len(headers) for i in left}
     if markdown:
-        out = ["| " + " | ".join(headers) + " |",
-               "|" + "|".join("---" if i in left else "---:" for i in range(len(headers))) + "|"]
+        out = [
+            "| " + " | ".join(headers) + " |",
+            "|" + "|".join("---" if i in left else "---:" for i in range(len(headers))) + "|",
+        ]
         out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
         return "\n".join(out)
-    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h))
-              for i, h in enumerate(headers)]
-    line = lambda cells: "  ".join(str(c).ljust(w) if i in left else str(c).rjust(w)
-                                    for i, (c, w) in enumerate(zip(cells, widths)))
+    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h)) for i, h in enumerate(headers)]
+
+    def line(cells):
+        return "  ".join(
+            str(c).ljust(w) if i in left else str(c).rjust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=False))
+        )
+
     return "\n".join(line(r).rstrip() for r in [headers, ["-" * w for w in widths], *rows])
 
 
 def main_table(results, markdown):
     base = next((r for r in results if r["tool"] == "rankgate" and r["ok"]), None)
-    headers = ["tool", "wall s", "peak RSS MB", "CPU s", "time vs rankgate", "mem vs rankgate",
-               *MEASURES, "phases (s, in-process)", "agreement (1e-4)"]
+    headers = [
+        "tool",
+        "wall s",
+        "peak RSS MB",
+        "CPU s",
+        "time vs rankgate",
+        "mem vs rankgate",
+        *MEASURES,
+        "phases (s, in-process)",
+        "agreement (1e-4)",
+    ]
     rows = []
     for r in results:
         if not r["ok"]:
             err = r["error"] or "failed"
-            rows.append([r["tool"], _fmt(r.get("wall"), 2), _fmt(r.get("rss_mb"), 0), "-", "-", "-",
-                         *["-"] * len(MEASURES), "-", f"FAILED: {err}"])
+            rows.append(
+                [
+                    r["tool"],
+                    _fmt(r.get("wall"), 2),
+                    _fmt(r.get("rss_mb"), 0),
+                    "-",
+                    "-",
+                    "-",
+                    *["-"] * len(MEASURES),
+                    "-",
+                    f"FAILED: {err}",
+                ]
+            )
             continue
         phases = " ".join(f"{k}={v:.2f}" for k, v in r["phases"].items()) or "-"
-        rows.append([r["tool"], _fmt(r["wall"], 2), _fmt(r["rss_mb"], 0), _fmt(r["cpu"], 1),
-                     _ratio(r["wall"], base and base["wall"]), _ratio(r["rss_mb"], base and base["rss_mb"]),
-                     *_row_values(r), phases, r["check"]])
+        rows.append(
+            [
+                r["tool"],
+                _fmt(r["wall"], 2),
+                _fmt(r["rss_mb"], 0),
+                _fmt(r["cpu"], 1),
+                _ratio(r["wall"], base and base["wall"]),
+                _ratio(r["rss_mb"], base and base["rss_mb"]),
+                *_row_values(r),
+                phases,
+                r["check"],
+            ]
+        )
     return render(headers, rows, markdown, left=(0, -2, -1))
 
 
@@ -337,8 +392,12 @@ def bench_dataset(meta, tools, args, label):
             print(f"# {label}: {tool} (repeat {rep + 1}/{args.repeat}) ...", file=sys.stderr, flush=True)
             r = measure_once(tool, meta["qrels"], meta["run"], args, f"{label}_r{rep}")
             if r.get("wall") is not None:
-                print(f"#   {'ok' if r['ok'] else 'FAILED'} wall={r['wall']:.2f}s rss={r['rss_mb']:.0f}MB"
-                      + ("" if r["ok"] else f" {r['error']}"), file=sys.stderr, flush=True)
+                print(
+                    f"#   {'ok' if r['ok'] else 'FAILED'} wall={r['wall']:.2f}s rss={r['rss_mb']:.0f}MB"
+                    + ("" if r["ok"] else f" {r['error']}"),
+                    file=sys.stderr,
+                    flush=True,
+                )
             else:
                 print(f"#   FAILED {r['error']}", file=sys.stderr, flush=True)
             prev = best.get(tool)
@@ -364,29 +423,36 @@ def warmup(tools, args):
 
 
 def parse_args(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 epilog=__doc__.split("Examples:")[1],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("Examples:")[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--case", choices=sorted(CASES), help="built-in case (overrides --queries/--depth)")
     ap.add_argument("--queries", type=int, default=500)
     ap.add_argument("--depth", type=int, default=100)
     ap.add_argument("--judged", type=int, default=8, help="judgments per query (about)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--shuffle", action="store_true", help="run file in shuffled line order")
-    ap.add_argument("--tie-rate", type=float, default=0.001,
-                    help="fraction of results tied with the one above (0 = no ties)")
+    ap.add_argument(
+        "--tie-rate", type=float, default=0.001, help="fraction of results tied with the one above (0 = no ties)"
+    )
     ap.add_argument("--repeat", type=int, default=1, help="take the best of R runs")
-    ap.add_argument("--tools", default=",".join(ALL_TOOLS),
-                    help=f"comma-separated subset of {','.join(ALL_TOOLS)}")
+    ap.add_argument("--tools", default=",".join(ALL_TOOLS), help=f"comma-separated subset of {','.join(ALL_TOOLS)}")
     ap.add_argument("--workdir", default="/tmp/rankgate-bench")
     ap.add_argument("--markdown", action="store_true", help="print markdown tables")
     ap.add_argument("--tol", type=float, default=1e-4, help="agreement tolerance")
     ap.add_argument("--timeout", type=float, default=900, help="seconds per child (0 = none)")
-    ap.add_argument("--no-warmup", dest="warmup", action="store_false",
-                    help="skip the unmeasured warm-up run (ranx then includes numba JIT compilation)")
+    ap.add_argument(
+        "--no-warmup",
+        dest="warmup",
+        action="store_false",
+        help="skip the unmeasured warm-up run (ranx then includes numba JIT compilation)",
+    )
     ap.add_argument("--regen", action="store_true", help="regenerate datasets even if present")
-    ap.add_argument("--rankgate-cmd", default=None,
-                    help="command prefix instead of 'python -m rankgate', e.g. 'rankgate'")
+    ap.add_argument(
+        "--rankgate-cmd", default=None, help="command prefix instead of 'python -m rankgate', e.g. 'rankgate'"
+    )
     ap.add_argument("--json-out", default=None, help="write all results here (default WORKDIR/results_<case>.json)")
     a = ap.parse_args(argv)
     a.tools = [t.strip() for t in a.tools.split(",") if t.strip()]
@@ -405,22 +471,28 @@ def main(argv=None):
     case = args.case or f"q{args.queries}_d{args.depth}"
     md = args.markdown
 
-    metas = [ensure_dataset(args.workdir, n, d, args.seed, args.shuffle, args.tie_rate, args.judged,
-                            args.regen) for n, d in sizes]
+    metas = [
+        ensure_dataset(args.workdir, n, d, args.seed, args.shuffle, args.tie_rate, args.judged, args.regen)
+        for n, d in sizes
+    ]
     if args.warmup:
         warmup(args.tools, args)
 
     all_results = []
     out = []
-    env_line = (f"Python {platform.python_version()}, {os.cpu_count()} CPUs, {platform.machine()}; "
-                f"tie rate {args.tie_rate:g}, seed {args.seed}, "
-                f"{'shuffled' if args.shuffle else 'sorted'} run file, best of {args.repeat}")
-    for meta, (n, d) in zip(metas, sizes):
+    env_line = (
+        f"Python {platform.python_version()}, {os.cpu_count()} CPUs, {platform.machine()}; "
+        f"tie rate {args.tie_rate:g}, seed {args.seed}, "
+        f"{'shuffled' if args.shuffle else 'sorted'} run file, best of {args.repeat}"
+    )
+    for meta, (n, d) in zip(metas, sizes, strict=False):
         label = f"q{n}_d{d}"
         results = bench_dataset(meta, args.tools, args, label)
         all_results.append({"queries": n, "depth": d, "dataset": meta, "results": results})
-        head = (f"{n:,} queries x {d:,} results = {meta['run_lines']:,} run lines "
-                f"({meta['run_bytes'] / 1e6:.0f} MB), {meta['qrels_lines']:,} qrels lines")
+        head = (
+            f"{n:,} queries x {d:,} results = {meta['run_lines']:,} run lines "
+            f"({meta['run_bytes'] / 1e6:.0f} MB), {meta['qrels_lines']:,} qrels lines"
+        )
         out.append(("### " if md else "== ") + head)
         out.append("")
         out.append(main_table(results, md))
@@ -440,16 +512,25 @@ def main(argv=None):
         f"'ok' = all within {args.tol:g}.",
     ]
     if "pytrec_eval" in args.tools:
-        notes.append("pytrec_eval RR@10 cell marked *: trec_eval has no RR@k; the value is recip_rank over "
-                     "the whole ranking (uncut), excluded from the agreement check.")
+        notes.append(
+            "pytrec_eval RR@10 cell marked *: trec_eval has no RR@k; the value is recip_rank over "
+            "the whole ranking (uncut), excluded from the agreement check."
+        )
     if "ir_measures" in args.tools:
-        notes.append("ir_measures computes P/R/nDCG/AP with pytrec_eval and RR@10 with its msmarco "
-                     "provider (ties broken by doc id ascending; trec_eval breaks them descending).")
+        notes.append(
+            "ir_measures computes P/R/nDCG/AP with pytrec_eval and RR@10 with its msmarco "
+            "provider (ties broken by doc id ascending; trec_eval breaks them descending)."
+        )
     if "ranx" in args.tools:
-        notes.append("ranx orders tied scores by its own sort (not by doc id like trec_eval; in practice "
-                     "file order); "
-                     + ("its numba cache was warmed by an unmeasured run." if args.warmup
-                        else "no warm-up: includes numba JIT compilation if its cache is cold."))
+        notes.append(
+            "ranx orders tied scores by its own sort (not by doc id like trec_eval; in practice "
+            "file order); "
+            + (
+                "its numba cache was warmed by an unmeasured run."
+                if args.warmup
+                else "no warm-up: includes numba JIT compilation if its cache is cold."
+            )
+        )
     out.append("\n".join(("- " if md else "") + n for n in notes))
     print("\n".join(out))
 
@@ -461,8 +542,11 @@ def main(argv=None):
 
 
 def scaling_table(all_results, tools, md):
-    headers = ["tool"] + [f"{x['queries']:,} q: wall s (s/1k q)" for x in all_results] + \
-              ["fit: s per 1k q", "fit: fixed s", "peak RSS MB (largest)"]
+    headers = (
+        ["tool"]
+        + [f"{x['queries']:,} q: wall s (s/1k q)" for x in all_results]
+        + ["fit: s per 1k q", "fit: fixed s", "peak RSS MB (largest)"]
+    )
     base = {}
     rows = []
     for tool in tools:

@@ -34,6 +34,7 @@ or from Python::
     from make_synthetic import write_dataset
     write_dataset("/tmp/rankgate-bench/demo", 6980, 1000, seed=0)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,15 +48,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-DOC_ID_SPACE = 8_841_823              # MS MARCO passage collection size
+DOC_ID_SPACE = 8_841_823  # MS MARCO passage collection size
 GRADE_P = np.array([1 / 3, 0.30, 0.22, 0.15])
 GRADE_P = GRADE_P / GRADE_P.sum()
 # probability that a judged doc of grade g is NOT retrieved at all
 MISS_P = np.array([0.40, 0.25, 0.15, 0.08])
 # rank0 = floor(depth ** (u ** SKEW[g])) - 1, u ~ U(0,1): bigger exponent => nearer the top
 SKEW = np.array([1.0, 1.6, 2.2, 2.8])
-SCORE_SCALE = 10_000                  # scores are written with 4 decimals, exactly
-CHUNK_ROWS = 1_000_000                # rows formatted/written per batch
+SCORE_SCALE = 10_000  # scores are written with 4 decimals, exactly
+CHUNK_ROWS = 1_000_000  # rows formatted/written per batch
 TAG = "synthetic"
 
 
@@ -71,8 +72,7 @@ def _distinct_ids(rng: np.random.Generator, n: int, k: int) -> np.ndarray:
     return ids
 
 
-def generate(n_queries: int, depth: int, judged_per_query: int = 8, seed: int = 0,
-             tie_rate: float = 0.001):
+def generate(n_queries: int, depth: int, judged_per_query: int = 8, seed: int = 0, tie_rate: float = 0.001):
     """Return the synthetic data as numpy arrays (no I/O).
 
     Returns a dict with
@@ -110,7 +110,7 @@ def generate(n_queries: int, depth: int, judged_per_query: int = 8, seed: int = 
     valid = np.arange(jmax)[None, :] < nj[:, None]
     grades = rng.choice(4, size=(n, jmax), p=GRADE_P).astype(np.int8)
     no_rel = ~((grades > 0) & valid).any(axis=1)
-    grades[no_rel, 0] = 1                       # at least one relevant doc per query
+    grades[no_rel, 0] = 1  # at least one relevant doc per query
 
     retrieved = valid & (rng.random((n, jmax)) >= MISS_P[grades])
     u = rng.random((n, jmax))
@@ -130,7 +130,7 @@ def generate(n_queries: int, depth: int, judged_per_query: int = 8, seed: int = 
     v = np.maximum.accumulate(r - j_in + qi * big)
     r = v - qi * big + j_in
     fits = r < depth
-    retrieved[qi[~fits], ji[~fits]] = False     # pushed past the end: not retrieved
+    retrieved[qi[~fits], ji[~fits]] = False  # pushed past the end: not retrieved
     qi, ji, r = qi[fits], ji[fits], r[fits]
 
     run_doc = np.full((n, depth), -1, dtype=np.int64)
@@ -155,7 +155,7 @@ def generate(n_queries: int, depth: int, judged_per_query: int = 8, seed: int = 
     run_score[:, 1:] = base[:, None] - run_score[:, 1:]
     del gaps
 
-    qrel_q, qrel_j = np.nonzero(valid)          # row-major: grouped by query
+    qrel_q, qrel_j = np.nonzero(valid)  # row-major: grouped by query
     return {
         "qnum": qnum,
         "run_doc": run_doc,
@@ -189,21 +189,32 @@ def _write_run(path: str, data: dict, order: np.ndarray | None, tag: str) -> int
     qid_arr = _prefixed("q", data["qnum"])
     doc_flat = data["run_doc"].reshape(-1)
     score_flat = data["run_score"].reshape(-1)
-    schema = pa.schema([("qid", pa.string()), ("q0", pa.string()), ("docid", pa.string()),
-                        ("rank", pa.int32()), ("score", pa.string()), ("tag", pa.string())])
+    schema = pa.schema(
+        [
+            ("qid", pa.string()),
+            ("q0", pa.string()),
+            ("docid", pa.string()),
+            ("rank", pa.int32()),
+            ("score", pa.string()),
+            ("tag", pa.string()),
+        ]
+    )
     with pacsv.CSVWriter(path, schema, write_options=_WRITE_OPTS) as w:
         for a in range(0, total, CHUNK_ROWS):
             b = min(total, a + CHUNK_ROWS)
             idx = np.arange(a, b, dtype=np.int64) if order is None else order[a:b]
             m = b - a
-            batch = pa.record_batch([
-                qid_arr.take(pa.array(idx // depth)),
-                pa.repeat(pa.scalar("Q0"), m),
-                _prefixed("D", doc_flat[idx]),
-                pa.array((idx % depth + 1).astype(np.int32)),
-                _score_str(score_flat[idx]),
-                pa.repeat(pa.scalar(tag), m),
-            ], schema=schema)
+            batch = pa.record_batch(
+                [
+                    qid_arr.take(pa.array(idx // depth)),
+                    pa.repeat(pa.scalar("Q0"), m),
+                    _prefixed("D", doc_flat[idx]),
+                    pa.array((idx % depth + 1).astype(np.int32)),
+                    _score_str(score_flat[idx]),
+                    pa.repeat(pa.scalar(tag), m),
+                ],
+                schema=schema,
+            )
             w.write_batch(batch)
     return total
 
@@ -211,19 +222,28 @@ def _write_run(path: str, data: dict, order: np.ndarray | None, tag: str) -> int
 def _write_qrels(path: str, data: dict) -> int:
     qid_arr = _prefixed("q", data["qnum"])
     m = len(data["qrel_q"])
-    table = pa.table({
-        "qid": qid_arr.take(pa.array(data["qrel_q"])),
-        "iter": pa.repeat(pa.scalar("0"), m),
-        "docid": _prefixed("D", data["qrel_doc"]),
-        "grade": pa.array(data["qrel_grade"].astype(np.int32)),
-    })
+    table = pa.table(
+        {
+            "qid": qid_arr.take(pa.array(data["qrel_q"])),
+            "iter": pa.repeat(pa.scalar("0"), m),
+            "docid": _prefixed("D", data["qrel_doc"]),
+            "grade": pa.array(data["qrel_grade"].astype(np.int32)),
+        }
+    )
     pacsv.write_csv(table, path, write_options=_WRITE_OPTS)
     return m
 
 
-def write_dataset(out_dir: str, n_queries: int, depth: int, judged_per_query: int = 8,
-                  seed: int = 0, shuffle: bool = False, tie_rate: float = 0.001,
-                  tag: str = TAG) -> dict:
+def write_dataset(
+    out_dir: str,
+    n_queries: int,
+    depth: int,
+    judged_per_query: int = 8,
+    seed: int = 0,
+    shuffle: bool = False,
+    tie_rate: float = 0.001,
+    tag: str = TAG,
+) -> dict:
     """Write ``qrels.txt``, ``run.txt`` and ``meta.json`` into ``out_dir``.
 
     ``shuffle=True`` writes the run's lines in a random order (same lines as the
@@ -252,8 +272,15 @@ def write_dataset(out_dir: str, n_queries: int, depth: int, judged_per_query: in
     rel = grade > 0
     sc = data["run_score"]
     meta = {
-        "params": {"n_queries": n_queries, "depth": depth, "judged_per_query": judged_per_query,
-                   "seed": seed, "shuffle": shuffle, "tie_rate": tie_rate, "tag": tag},
+        "params": {
+            "n_queries": n_queries,
+            "depth": depth,
+            "judged_per_query": judged_per_query,
+            "seed": seed,
+            "shuffle": shuffle,
+            "tie_rate": tie_rate,
+            "tag": tag,
+        },
         "qrels": qrels_path,
         "run": run_path,
         "qrels_lines": int(n_qrels),
@@ -274,16 +301,21 @@ def write_dataset(out_dir: str, n_queries: int, depth: int, judged_per_query: in
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("out_dir", help="output folder (qrels.txt, run.txt, meta.json)")
     ap.add_argument("--queries", "-n", type=int, default=6980)
     ap.add_argument("--depth", "-d", type=int, default=1000)
     ap.add_argument("--judged", type=int, default=8, help="judgments per query (about)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--shuffle", action="store_true", help="write the run in shuffled line order")
-    ap.add_argument("--tie-rate", type=float, default=0.001,
-                    help="probability that a result has exactly the score of the one above it")
+    ap.add_argument(
+        "--tie-rate",
+        type=float,
+        default=0.001,
+        help="probability that a result has exactly the score of the one above it",
+    )
     ap.add_argument("--tag", default=TAG)
     a = ap.parse_args(argv)
     meta = write_dataset(a.out_dir, a.queries, a.depth, a.judged, a.seed, a.shuffle, a.tie_rate, a.tag)

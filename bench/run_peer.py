@@ -15,6 +15,7 @@ eval_speed.py measures the whole process (interpreter start included) from
 outside.  Kept separate from eval_speed.py so that a child imports nothing
 it does not need.
 """
+
 import json
 import sys
 import time
@@ -25,6 +26,7 @@ MEASURES = ["P@10", "R@100", "nDCG@10", "RR@10", "AP"]
 def run_pytrec_eval(qrels_path, run_path):
     t0 = time.perf_counter()
     import pytrec_eval
+
     t1 = time.perf_counter()
 
     qrels = {}
@@ -35,34 +37,36 @@ def run_pytrec_eval(qrels_path, run_path):
     run = {}
     with open(run_path) as f:
         for line in f:
-            qid, _, docid, rank, score, _ = line.split()
+            qid, _, docid, _rank, score, _ = line.split()
             run.setdefault(qid, {})[docid] = float(score)
     t2 = time.perf_counter()
 
     # trec_eval names.  trec_eval has no rank-cutoff reciprocal rank:
     # 'recip_rank' is RR over the WHOLE ranking (uncut), so it is reported as
     # "RR(uncut)" and not compared with RR@10 of the other tools.
-    names = {"P_10": "P@10", "recall_100": "R@100", "ndcg_cut_10": "nDCG@10",
-             "recip_rank": "RR(uncut)", "map": "AP"}
+    names = {"P_10": "P@10", "recall_100": "R@100", "ndcg_cut_10": "nDCG@10", "recip_rank": "RR(uncut)", "map": "AP"}
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, set(names))
     per_query = evaluator.evaluate(run)
     n = len(per_query)
-    values = {names[m]: (sum(r[m] for r in per_query.values()) / n if n else float("nan"))
-              for m in names}
+    values = {names[m]: (sum(r[m] for r in per_query.values()) / n if n else float("nan")) for m in names}
     t3 = time.perf_counter()
-    return values, n, {"import": t1 - t0, "parse": t2 - t1, "eval": t3 - t2}, [
-        "RR: trec_eval recip_rank is uncut (no @10); not comparable with RR@10"]
+    return (
+        values,
+        n,
+        {"import": t1 - t0, "parse": t2 - t1, "eval": t3 - t2},
+        ["RR: trec_eval recip_rank is uncut (no @10); not comparable with RR@10"],
+    )
 
 
 def run_ranx(qrels_path, run_path):
     t0 = time.perf_counter()
     from ranx import Qrels, Run, evaluate
+
     t1 = time.perf_counter()
     qrels = Qrels.from_file(qrels_path, kind="trec")
     run = Run.from_file(run_path, kind="trec")
     t2 = time.perf_counter()
-    names = {"precision@10": "P@10", "recall@100": "R@100", "ndcg@10": "nDCG@10",
-             "mrr@10": "RR@10", "map": "AP"}
+    names = {"precision@10": "P@10", "recall@100": "R@100", "ndcg@10": "nDCG@10", "mrr@10": "RR@10", "map": "AP"}
     res = evaluate(qrels, run, list(names))
     values = {names[m]: float(v) for m, v in res.items()}
     t3 = time.perf_counter()
@@ -72,17 +76,22 @@ def run_ranx(qrels_path, run_path):
 def run_ir_measures(qrels_path, run_path):
     t0 = time.perf_counter()
     import ir_measures
-    from ir_measures import AP, P, R, RR, nDCG
+    from ir_measures import AP, RR, P, R, nDCG
+
     t1 = time.perf_counter()
     # read_trec_* return lazy iterators: parsing happens inside calc_aggregate
     qrels = ir_measures.read_trec_qrels(qrels_path)
     run = ir_measures.read_trec_run(run_path)
-    measures = {P@10: "P@10", R@100: "R@100", nDCG@10: "nDCG@10", RR@10: "RR@10", AP: "AP"}
+    measures = {P @ 10: "P@10", R @ 100: "R@100", nDCG @ 10: "nDCG@10", RR @ 10: "RR@10", AP: "AP"}
     res = ir_measures.calc_aggregate(list(measures), qrels, run)
     values = {measures[m]: float(v) for m, v in res.items()}
     t2 = time.perf_counter()
-    return values, None, {"import": t1 - t0, "parse+eval": t2 - t1}, [
-        "ir_measures: P/R/nDCG/AP via pytrec_eval provider, RR@10 via msmarco provider"]
+    return (
+        values,
+        None,
+        {"import": t1 - t0, "parse+eval": t2 - t1},
+        ["ir_measures: P/R/nDCG/AP via pytrec_eval provider, RR@10 via msmarco provider"],
+    )
 
 
 TOOLS = {"pytrec_eval": run_pytrec_eval, "ranx": run_ranx, "ir_measures": run_ir_measures}
@@ -94,8 +103,17 @@ def main(argv):
         return 2
     tool, qrels_path, run_path = argv
     values, n, phases, notes = TOOLS[tool](qrels_path, run_path)
-    print(json.dumps({"tool": tool, "values": values, "n_queries": n,
-                      "phases": {k: round(v, 3) for k, v in phases.items()}, "notes": notes}))
+    print(
+        json.dumps(
+            {
+                "tool": tool,
+                "values": values,
+                "n_queries": n,
+                "phases": {k: round(v, 3) for k, v in phases.items()},
+                "notes": notes,
+            }
+        )
+    )
     return 0
 
 

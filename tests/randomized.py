@@ -10,7 +10,8 @@ def random_collection(
     seed: int, *, n_queries: int = 12, n_docs: int = 40, max_depth: int = 25
 ) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
     rng = np.random.default_rng(seed)
-    docs = [f"d{i:03d}" for i in range(n_docs)]
+    # ids of different lengths and cases, so that byte-wise tie-breaking ("d9" > "d10" > "D7") is exercised
+    docs = [f"d{i}" if i % 4 else f"D{i}" for i in range(n_docs)]
     qrels: dict[str, dict[str, int]] = {}
     run: dict[str, dict[str, float]] = {}
     for qi in range(n_queries):

@@ -50,6 +50,16 @@ def _eval(tmp_path: Path, capsys: pytest.CaptureFixture[str], qrels: FileSpec, r
 # --------------------------------------------------------------------------------------
 # Rejected input: (name, qrels, run, exit code, substrings of stderr)
 # --------------------------------------------------------------------------------------
+def _empty_parquet() -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.table({"qid": pa.array([], pa.string()), "docid": pa.array([], pa.string()),
+                             "score": pa.array([], pa.float64())}), sink)  # fmt: skip
+    return bytes(sink.getvalue())
+
+
 BAD_INPUT = [
     (
         "run-5-fields",
@@ -371,6 +381,9 @@ BAD_INPUT = [
         ["run.parquet", "Parquet"],
     ),
     ("run-blank-lines-only", QRELS, "\n\n  \n", 2, ["run.txt", "empty"]),
+    ("csv-run-header-only", QRELS, ("run.csv", "qid,docid,score\n"), 2, ["run.csv", "header but no rows"]),
+    ("tsv-qrels-header-only", ("qrels.tsv", "query-id\tcorpus-id\tscore\n"), RUN, 2, ["qrels.tsv", "no rows"]),
+    ("parquet-run-no-rows", QRELS, ("run.parquet", _empty_parquet()), 2, ["run.parquet", "holds no rows"]),
     ("qrels-empty-json", ("qrels.json", '{"q1": {}}'), RUN, 2, ["qrels.json", "no judgments"]),
     (
         "jsonl-run-missing-qid",

@@ -370,8 +370,11 @@ def test_write_run_is_atomic(tmp_path, monkeypatch):
     assert _folder_listing(tmp_path) == ["run.txt"]
 
 
-class _FailingQrels:
+class _FailingQrels(rankgate.Qrels):
     """Yields one query's judgments, then fails: the writer has written part of the file."""
+
+    def __init__(self):
+        super().__init__(["q1", "q1"], ["d1", "d2"], [1, 0])
 
     def to_dict(self):
         def items():
@@ -389,7 +392,7 @@ def test_write_qrels_is_atomic(tmp_path):
     path = tmp_path / "qrels.txt"
     path.write_text("old contents\n")
     with pytest.raises(_Boom):
-        write_qrels(_FailingQrels(), path)  # type: ignore[arg-type]
+        write_qrels(_FailingQrels(), path)
     assert path.read_text() == "old contents\n"
     assert _folder_listing(tmp_path) == ["qrels.txt"]
 
@@ -402,3 +405,80 @@ def test_failed_write_to_a_new_file_leaves_nothing(tmp_path, monkeypatch):
     with pytest.raises(_Boom):
         write_run(rankgate.Run.from_dict(RUN), tmp_path / "new.run")
     assert _folder_listing(tmp_path) == []
+
+
+# --------------------------------------------------------------------------------------
+# Writers in every format, compressed or not; DataFrames
+# --------------------------------------------------------------------------------------
+WRITE_NAMES = ["x.trec", "x.json", "x.jsonl", "x.csv", "x.tsv", "x.parquet", "x.trec.gz", "x.jsonl.bz2",
+               "x.csv.xz", "x.tsv.zst", "x.json.gz"]  # fmt: skip
+AWKWARD_RUN = {
+    "q1": {"d2": 0.1 + 0.2, "d10": 0.30000000000000004, "d1": -1e-300, 'd"q,1': 7.5},
+    "q2": {"d3": 3.25, "d\u00e9": 1.0},
+}
+
+
+@pytest.mark.parametrize("name", WRITE_NAMES)
+def test_written_runs_and_qrels_read_back_the_same(tmp_path, name):
+    run = rankgate.Run.from_dict(AWKWARD_RUN, name="sys")
+    qrels = rankgate.Qrels.from_dict({**QRELS, "q5": {"d1": -1, 'd"q,1': 3}})
+    write_run(run, tmp_path / "run" / name)
+    write_qrels(qrels, tmp_path / "qrels" / name)
+    if name.endswith((".gz", ".bz2", ".xz", ".zst")):
+        assert rankgate.io.source.sniff_codec(tmp_path / "run" / name) is not None  # really compressed
+    back_run = read_run(tmp_path / "run" / name)
+    assert back_run.to_dict() == run.to_dict()  # exact float64 scores, odd ids included
+    assert read_qrels(tmp_path / "qrels" / name).to_dict() == qrels.to_dict()
+    a = rankgate.evaluate(qrels, run, MEASURES)
+    b = rankgate.evaluate(tmp_path / "qrels" / name, tmp_path / "run" / name, MEASURES)
+    assert a.aggregate == b.aggregate
+
+
+def test_written_columns_and_layouts(tmp_path):
+    run = rankgate.Run.from_dict({"q1": {"a": 1.0, "b": 1.0, "c": 2.0}})
+    write_run(run, tmp_path / "r.csv")
+    assert (tmp_path / "r.csv").read_text().splitlines() == [
+        "query_id,doc_id,rank,score", "q1,c,1,2.0", "q1,b,2,1.0", "q1,a,3,1.0"  # ties: doc id descending
+    ]  # fmt: skip
+    write_qrels(rankgate.Qrels.from_dict({"q1": {"a": 2}}), tmp_path / "q.tsv")
+    assert (tmp_path / "q.tsv").read_text() == "query-id\tcorpus-id\tscore\nq1\ta\t2\n"  # BEIR's qrels layout
+    write_run(run, tmp_path / "r.json")
+    assert json.loads((tmp_path / "r.json").read_text()) == {"q1": {"c": 2.0, "b": 1.0, "a": 1.0}}
+    write_run(run, tmp_path / "r.out", format="jsonl", ties="input")
+    first = json.loads((tmp_path / "r.out").read_text().splitlines()[0])
+    assert first == {"query_id": "q1", "doc_id": "c", "rank": 1, "score": 2.0}
+    assert pq.read_table(_parquet(run, tmp_path)).column_names == ["query_id", "doc_id", "rank", "score"]
+    with pytest.raises(rankgate.InputError, match="Parquet compresses itself"):
+        write_run(run, tmp_path / "r.parquet.gz")
+    with pytest.raises(rankgate.InputError, match="unknown format 'xml'"):
+        write_run(run, tmp_path / "r.xml", format="xml")
+    spaced = rankgate.Run.from_dict({"q 2": {"d": 1.0}})
+    with pytest.raises(rankgate.InputError, match=r"r\.trec: query id 'q 2' holds whitespace.*write \.jsonl"):
+        write_run(spaced, tmp_path / "r.trec")
+    write_run(spaced, tmp_path / "r.jsonl")
+    assert read_run(tmp_path / "r.jsonl").to_dict() == {"q 2": {"d": 1.0}}  # the other formats hold it
+    assert not (tmp_path / "r.trec").exists()
+
+
+def _parquet(run: rankgate.Run, folder: Path) -> Path:
+    path = folder / "r.parquet"
+    write_run(run, path)
+    return path
+
+
+@pytest.mark.parametrize("backend", ["pandas", "polars"])
+def test_frames_of_run_qrels_and_results(backend):
+    run = rankgate.Run.from_dict(RUN)
+    qrels = rankgate.Qrels.from_dict(QRELS)
+    run_frame, qrels_frame = run.to_frame(backend), qrels.to_frame(backend)
+    assert list(run_frame.columns) == ["query_id", "doc_id", "rank", "score"]
+    assert list(qrels_frame.columns) == ["query_id", "doc_id", "grade"]
+    assert rankgate.io.as_run(run_frame).to_dict() == run.to_dict()  # a frame reads back
+    assert rankgate.io.as_qrels(qrels_frame).to_dict() == qrels.to_dict()
+    res = rankgate.evaluate(qrels, run, ["P@2", "NumRelRet"])
+    frame = res.to_frame(backend)
+    assert list(frame.columns) == ["query_id", "P@2", "NumRelRet"]
+    rows = frame.to_dicts() if backend == "polars" else frame.to_dict("records")
+    assert rows == [{"query_id": q, **v} for q, v in res.per_query.items()]
+    with pytest.raises(ValueError, match=r"The 'backend' parameter must be 'pandas' or 'polars'\. Got 'arrow'"):
+        run.to_frame("arrow")

@@ -215,3 +215,38 @@ def test_judges_lists_the_store(capsys, coll, tmp_path):
     assert code == 0, err
     (row,) = json.loads(out)
     assert row["judge_id"].startswith("llm:fake-model:") and row["ok"] == 12 and row["cost"] > 0
+
+
+def test_binary_scale_labels_0_and_1(capsys, coll, tmp_path):
+    """The binary prompt goes out, and the labels are 0/1: planted grades 2 and 3 are relevant."""
+    with FakeChatServer() as server:
+        code, out, err = invoke(capsys, *llm_args(coll, server, tmp_path, "--scale", "binary", "--format", "json"))
+        sent = [r.body["messages"][-1]["content"] for r in server.records]
+    assert code == 0, err
+    assert sent and all('"relevance": <0 or 1>' in text for text in sent)
+    qrels = read_qrels(tmp_path / "llm.txt").to_dict()
+    assert qrels == {q: {d: int(expected_grade(q, d) >= 2) for d in docs} for q, docs in qrels.items()}
+    assert json.loads(out)["labels"] == {"0": 6, "1": 6}
+
+
+def test_a_custom_prompt_template_is_sent_and_names_a_new_judge(capsys, coll, tmp_path):
+    template = tmp_path / "prompt.txt"
+    template.write_text(
+        "You grade search results for a hiking shop (0-3).\n\nQuery: {query}\n\nPassage:\n{document}\n\n"
+        'Reply with only {{"relevance": <0, 1, 2 or 3>, "reason": "<why>"}}\n'
+    )
+    with FakeChatServer() as server:
+        code, out, err = invoke(
+            capsys, *llm_args(coll, server, tmp_path, "--prompt", str(template), "--format", "json")
+        )
+        sent = [r.body["messages"][-1]["content"] for r in server.records]
+    assert code == 0, err
+    assert sent and all(text.startswith("You grade search results for a hiking shop") for text in sent)
+    assert all("{query}" not in text and "{document}" not in text for text in sent)  # filled in
+    assert any(f"rel={expected_grade('q1', 'd1_0')}" in text for text in sent)  # the document's own text
+    qrels = read_qrels(tmp_path / "llm.txt").to_dict()
+    assert qrels == {q: {d: expected_grade(q, d) for d in docs} for q, docs in qrels.items()}
+    custom_hash = json.loads(out)["judge"]["prompt_hash"]
+    with FakeChatServer() as server:
+        _, out, _ = invoke(capsys, *llm_args(coll, server, tmp_path, "--format", "json"))
+    assert json.loads(out)["judge"]["prompt_hash"] != custom_hash  # the built-in prompt is another judge

@@ -1,6 +1,7 @@
 """Readers and writers for runs and qrels: TREC, JSON, JSONL, CSV/TSV, Parquet, DataFrames."""
 
 from rankgate.io.coerce import as_qrels, as_run
-from rankgate.io.readers import read_qrels, read_run, write_qrels, write_run
+from rankgate.io.readers import read_qrels, read_run
+from rankgate.io.writers import write_qrels, write_run
 
 __all__ = ["as_qrels", "as_run", "read_qrels", "read_run", "write_qrels", "write_run"]

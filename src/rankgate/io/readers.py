@@ -1,4 +1,4 @@
-"""`read_run` / `read_qrels` for every supported format, and the TREC writers."""
+"""`read_run` / `read_qrels` for every supported format (the writers are in `rankgate.io.writers`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from rankgate.core.qrels import Qrels
 from rankgate.core.run import Run
 from rankgate.errors import InputError
 from rankgate.io import tables, trec
-from rankgate.io.source import FORMATS, atomic_writer, detect_format, open_stream, read_bytes, sniff_codec, stem
+from rankgate.io.source import FORMATS, detect_format, open_stream, read_bytes, sniff_codec, stem
 
 Locate = Callable[[int], str]
 
@@ -98,9 +98,14 @@ def _head(path: str | os.PathLike[str], size: int = 65536) -> bytes:
 def _table(data: bytes, fmt: str, source: str) -> tuple[pa.Table, Locate]:
     if fmt in ("csv", "tsv"):
         table = tables.read_delimited(data, "," if fmt == "csv" else "\t", source)
+        if not table.num_rows:  # as an empty TREC file: nothing to evaluate is a mistake, not a 0
+            raise InputError("file has a header but no rows", source=source)
         return table, tables.row_locator(data, source)
     if fmt == "parquet":
-        return tables.read_parquet(data, source), lambda row: f"{source} row {row + 1}"
+        table = tables.read_parquet(data, source)
+        if not table.num_rows:
+            raise InputError("file holds no rows", source=source)
+        return table, lambda row: f"{source} row {row + 1}"
     if fmt == "jsonl":
         table = tables.read_jsonl(data, source)
         lines = table["__line__"].to_pylist()
@@ -126,18 +131,3 @@ def qrels_from_table(table: pa.Table, *, source: str, duplicates: str = "error",
     g = tables.pick_column(table, tables.GRADE_COLUMNS, "grade", source)
     grades = tables.numbers(table[g], "grade", locate)
     return Qrels(table[q], table[d], grades, source=source, duplicates=duplicates, locate=locate)
-
-
-def write_run(run: Run, path: str | os.PathLike[str], *, tag: str | None = None, ties: str = "trec") -> None:
-    """Write a TREC run file atomically, ranks in evaluation order."""
-    label = tag or run.name or "rankgate"
-    with atomic_writer(path) as f:
-        f.write(trec.write_run_lines(list(run.iter_rows(ties)), label))
-
-
-def write_qrels(qrels: Qrels, path: str | os.PathLike[str]) -> None:
-    """Write a TREC qrels file atomically."""
-    with atomic_writer(path) as f:
-        for qid, docs in qrels.to_dict().items():
-            for did, grade in docs.items():
-                f.write(f"{qid} 0 {did} {grade}\n")

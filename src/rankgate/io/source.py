@@ -23,7 +23,7 @@ _MAGIC = (
     (b"\x28\xb5\x2f\xfd", "zstd"),
 )
 FORMATS: tuple[str, ...] = ("trec", "json", "jsonl", "csv", "tsv", "parquet")
-_EXTENSIONS = {
+EXTENSIONS = {
     ".trec": "trec",
     ".run": "trec",
     ".qrels": "trec",
@@ -86,7 +86,7 @@ def stem(path: str | os.PathLike[str]) -> str:
     name = Path(path).name
     for _ in range(2):
         base, ext = os.path.splitext(name)
-        if ext.lower() in COMPRESSED_SUFFIXES or ext.lower() in _EXTENSIONS:
+        if ext.lower() in COMPRESSED_SUFFIXES or ext.lower() in EXTENSIONS:
             name = base
     return name
 
@@ -97,8 +97,8 @@ def detect_format(path: str | os.PathLike[str], data: bytes | None) -> str:
     base, ext = os.path.splitext(name)
     if ext in COMPRESSED_SUFFIXES:
         ext = os.path.splitext(base)[1]
-    if ext in _EXTENSIONS and ext != ".txt":
-        return _EXTENSIONS[ext]
+    if ext in EXTENSIONS and ext != ".txt":
+        return EXTENSIONS[ext]
     if data is None:
         return "trec"
     return sniff_format(data)

@@ -21,8 +21,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from rankgate.core.qrels import Qrels
-from rankgate.io.readers import read_qrels, write_qrels
+from rankgate.io.readers import read_qrels
 from rankgate.io.source import atomic_writer, stem
+from rankgate.io.writers import write_qrels
 from rankgate.label.types import Judgment
 
 JSONL_FIELDS = (

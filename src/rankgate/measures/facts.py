@@ -24,6 +24,7 @@ class EvaluationFacts:
     run_rows: int
     deepest: int  # most documents retrieved for one query
     cutoffs: dict[int, list[str]] = field(default_factory=dict)  # cutoff -> measure names
+    shallow: dict[int, int] = field(default_factory=dict)  # cutoff -> run queries with fewer documents
     probe_k: int = 10  # depth at which unjudged documents are counted
     unjudged: int = 0
     shown: int = 0
@@ -43,6 +44,7 @@ class EvaluationFacts:
             run_rows=sum(p.run_rows for p in parts),
             deepest=max(p.deepest for p in parts),
             cutoffs=first.cutoffs,
+            shallow={k: sum(p.shallow.get(k, 0) for p in parts) for k in first.cutoffs},
             probe_k=first.probe_k,
             unjudged=sum(p.unjudged for p in parts),
             shown=sum(p.shown for p in parts),
@@ -86,10 +88,15 @@ class EvaluationFacts:
             )
         if self.run_rows:
             for k in sorted(self.cutoffs):
+                names = ", ".join(self.cutoffs[k])
                 if k > self.deepest:
-                    names = ", ".join(self.cutoffs[k])
                     out.append(
                         f"the run returns at most {self.deepest} documents per query, fewer than the cutoff of {names}"
+                    )
+                elif self.shallow.get(k):
+                    out.append(
+                        f"{self.shallow[k]} run queries return fewer than {k} documents (the cutoff of {names}); "
+                        "the ranks they lack count as not relevant"
                     )
         if self.unjudged_fraction > UNJUDGED_WARNING_FRACTION:
             out.append(
