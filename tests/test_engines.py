@@ -222,3 +222,88 @@ def test_ray_bad_address_fails_before_joining(tmp_path, monkeypatch):
     qrels, run, _ = write_collection(tmp_path, 2, shuffle=False)
     with pytest.raises(BackendError, match=r"cannot connect to the Ray cluster at 127\.0\.0\.1:1: .*ray start --head"):
         evaluate_ray(qrels, run, MEASURES, address="127.0.0.1:1")
+
+
+# -- compare, gate and store on results evaluated elsewhere -------------------------------------
+GATES = "gates:\n  - {name: ndcg, metric: nDCG@10, threshold: 0.1, regression_max: 0.02}\n"
+
+
+def _cli_json(capsys, *args: str) -> tuple[int, dict]:
+    try:
+        code = main(list(args)) or 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 1
+    out = capsys.readouterr().out
+    return code, json.loads(out)
+
+
+def _two_runs(tmp_path: Path) -> tuple[Path, Path, Path, list[str], list[str]]:
+    """The qrels, two runs of the same queries, and their lines (for shards)."""
+    qrels, base, base_lines = write_collection(tmp_path, 21, shuffle=True, n_queries=50)
+    rng = random.Random(5)
+    new_lines = [
+        line.rsplit(" ", 2)[0] + f" {float(line.split()[4]) + rng.choice([-0.25, 0, 0.25])} t" for line in base_lines
+    ]
+    new = tmp_path / "new.txt"
+    new.write_text("\n".join(new_lines) + "\n")
+    return qrels, base, new, base_lines, new_lines
+
+
+def _same_comparison(a: dict, b: dict) -> None:
+    for key in ("comparisons", "means", "queries", "pairs"):
+        assert a[key] == b[key], key
+
+
+def test_compare_gate_and_store_out_of_core_equal_in_memory(tmp_path, capsys):
+    qrels, base, new, _, _ = _two_runs(tmp_path)
+    args = ["compare", str(qrels), str(base), str(new), "-m", "nDCG@10,AP", "--format", "json", "--resamples", "500"]
+    _, local = _cli_json(capsys, *args)
+    code, parted = _cli_json(capsys, *args, "--partitions", "4")
+    assert code == 0 and "out of core" in parted["settings"]["engine"]
+    _same_comparison(local, parted)
+    config = tmp_path / "gates.yaml"
+    config.write_text(GATES)
+    gate = ["gate", "--qrels", str(qrels), "--run", str(new), "--baseline-run", str(base), "--config", str(config)]
+    code_local, local = _cli_json(capsys, *gate, "--format", "json")
+    code_parted, parted = _cli_json(capsys, *gate, "--format", "json", "--partitions", "3")
+    assert code_local == code_parted and "out of core" in parted["settings"]["engine"]
+    assert local["gates"] == parted["gates"] and local["verdict"] == parted["verdict"]
+    with pytest.raises(SystemExit) as e:
+        main(["compare", str(qrels), str(base), str(tmp_path), "--ray-address", "auto"])
+    assert e.value.code == 2 and "--ray-address needs --engine ray" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_compare_gate_and_store_on_ray_shards_equal_local(tmp_path, ray_cluster, capsys):
+    """Sharded runs evaluated on Ray feed compare, gate and the store exactly like local files."""
+    qrels, base, new, base_lines, new_lines = _two_runs(tmp_path)
+    shards = {}
+    for name, lines in (("base", base_lines), ("new", new_lines)):
+        (tmp_path / name).mkdir()
+        shards[name] = write_shards(tmp_path / name, lines, 3, "parquet")
+    measures = ["-m", "nDCG@10,AP,RR"]
+    names = ["--name", "base", "--name", "new"]
+    _, local = _cli_json(capsys, "compare", str(qrels), str(base), str(new), *measures, *names, "--format", "json")
+    code, on_ray = _cli_json(
+        capsys, "compare", str(qrels), str(shards["base"] / "*.parquet"), str(shards["new"] / "*.parquet"),
+        *measures, "--format", "json", "--engine", "ray", *names,
+    )  # fmt: skip
+    assert code == 0
+    _same_comparison(local, on_ray)
+    config = tmp_path / "gates.yaml"
+    config.write_text(GATES)
+    gate = ["gate", "--qrels", str(qrels), "--config", str(config), "--format", "json", "--no-record"]
+    _, local = _cli_json(capsys, *gate, "--run", str(new), "--baseline-run", str(base))
+    _, on_ray = _cli_json(capsys, *gate, "--run", str(shards["new"]), "--baseline-run", str(shards["base"]),
+                          "--engine", "ray")  # fmt: skip
+    assert local["gates"] == on_ray["gates"] and on_ray["settings"]["engine"].startswith("ray")
+    store = tmp_path / "results.db"
+    assert main(["store", "add", str(qrels), str(shards["new"]), "-m", "nDCG@10", "--store", str(store),
+                 "--engine", "ray", "--name", "new"]) in (0, None)  # fmt: skip
+    capsys.readouterr()
+    from rankgate.gate.store import open_store
+
+    with open_store(str(store)) as opened:
+        stored = opened.resolve("latest").to_results()
+    direct = rankgate.evaluate(qrels, new, ["nDCG@10"])
+    assert stored.query_ids == direct.query_ids and np.array_equal(stored.values, direct.values)

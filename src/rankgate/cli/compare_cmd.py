@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from rankgate.cli.options import (
     Semantics,
     emit,
+    engine_options,
     format_option,
     measure_option,
     output_file_option,
@@ -15,12 +18,15 @@ from rankgate.cli.options import (
     warn,
 )
 
+if TYPE_CHECKING:
+    from rankgate.engine.choice import EngineChoice
+
 DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10")
 
 
 @click.command("compare")
 @click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=click.Path())
 @measure_option(
     DEFAULT_MEASURES,
     help="Measure to compare; repeat or separate with commas. Default: " + ", ".join(DEFAULT_MEASURES) + ".",
@@ -68,6 +74,7 @@ DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10")
 )
 @format_option(["table", "json", "markdown", "latex"])
 @output_file_option
+@engine_options
 @semantics_options
 def compare_command(
     qrels: str,
@@ -87,6 +94,7 @@ def compare_command(
     tags_path: str | None,
     fmt: str,
     output: str | None,
+    engine: EngineChoice,
     semantics: Semantics,
 ) -> None:
     """Compare RUNS on QRELS: deltas, confidence intervals, paired tests, corrections.
@@ -101,18 +109,28 @@ def compare_command(
       rankgate compare qrels.txt a.txt b.txt c.txt --all-pairs
       rankgate compare qrels.txt base.txt new.txt -m RR@10 --detect 0.02
       rankgate compare qrels.txt base.txt new.txt --tags queries.jsonl
+      rankgate compare qrels.txt 'base/*.parquet' 'new/*.parquet' --engine ray --name base --name new
+
+    With --engine ray (or --memory), each run (a file, a folder or a glob of shards) is
+    evaluated there first; the statistics are the same as for runs read in memory.
     """
     from rankgate.io.tags import read_query_tags
     from rankgate.report.compare_output import render
     from rankgate.stats.comparison import compare
 
     tags = read_query_tags(tags_path) if tags_path else None
+    wanted = split_measures(measures) or list(DEFAULT_MEASURES)
     q = semantics.read_qrels(qrels)
-    loaded = [semantics.read_run(r) for r in runs]
+    if engine.in_memory:
+        loaded = [semantics.read_run(r) for r in runs]
+    else:  # evaluated where the engine says; compare takes the results as they are
+        options = semantics.evaluate_options()
+        formats = {"qrels_format": semantics.qrels_format, "run_format": semantics.run_format}
+        loaded = [engine.evaluate(qrels, r, wanted, **formats, **options) for r in runs]
     result = compare(
         q,
         loaded,
-        split_measures(measures) or list(DEFAULT_MEASURES),
+        wanted,
         names=list(names) or None,
         baseline=baseline,
         test=test,

@@ -6,10 +6,19 @@ from typing import TYPE_CHECKING
 
 import click
 
-from rankgate.cli.options import Semantics, emit, output_options, semantics_options, split_measures, warn
+from rankgate.cli.options import (
+    Semantics,
+    emit,
+    engine_options,
+    output_options,
+    semantics_options,
+    split_measures,
+    warn,
+)
 
 if TYPE_CHECKING:
     from rankgate.core.results import Results
+    from rankgate.engine.choice import EngineChoice
 
 DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10", "AP", "P@10")
 
@@ -46,22 +55,7 @@ DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10", "AP", "P@10")
     metavar="TAG",
     help="With --tags: only these tags (repeat or separate with commas; default: every tag in FILE).",
 )
-@click.option(
-    "--engine",
-    type=click.Choice(["local", "ray"]),
-    default="local",
-    show_default=True,
-    help="Where to evaluate: this process, or a Ray cluster (RUN may then be a folder or glob of shards).",
-)
-@click.option("--ray-address", metavar="ADDR", help="Ray cluster to use (default: running cluster or a local one).")
-@click.option(
-    "--memory",
-    metavar="SIZE",
-    help="Memory budget such as 4GB: larger TREC or Parquet inputs are evaluated out of core, in query partitions.",
-)
-@click.option(
-    "--partitions", type=click.IntRange(min=1), help="Query partitions (out of core or Ray); forces out of core."
-)
+@engine_options
 @semantics_options
 @output_options
 def eval_command(
@@ -74,10 +68,7 @@ def eval_command(
     seed: int,
     tags_path: str | None,
     group_by: tuple[str, ...],
-    engine: str,
-    ray_address: str | None,
-    memory: str | None,
-    partitions: int | None,
+    engine: EngineChoice,
     semantics: Semantics,
     fmt: str,
     output: str | None,
@@ -105,44 +96,20 @@ def eval_command(
       rankgate eval qrels.txt huge-run.txt.gz -m nDCG@10 --memory 4GB
       rankgate eval qrels.txt 'shards/*.parquet' -m nDCG@10 --engine ray --ray-address auto
     """
-    from rankgate.measures.evaluate import evaluate
     from rankgate.measures.parse import parse_measures
     from rankgate.report.eval_output import render
 
     wanted = parse_measures(split_measures(measures) or list(DEFAULT_MEASURES))
     tags, tag_names = _read_tags(tags_path, group_by)  # before evaluating: a bad file fails fast
-    if engine == "ray":
-        from rankgate.engine.ray_engine import evaluate_ray
-
-        results = evaluate_ray(
-            qrels,
-            run,
-            wanted,
-            address=ray_address,
-            partitions=partitions,
-            name=name,
-            qrels_format=semantics.qrels_format,
-            run_format=semantics.run_format,
-            **semantics.evaluate_options(),
-        )
-    elif partitions is not None or (memory is not None and not _fits(qrels, run, memory)):
-        from rankgate.engine.outofcore import evaluate_out_of_core
-
-        results = evaluate_out_of_core(
-            qrels,
-            run,
-            wanted,
-            memory=memory or "2GB",
-            partitions=partitions,
-            name=name,
-            qrels_format=semantics.qrels_format,
-            run_format=semantics.run_format,
-            **semantics.evaluate_options(),
-        )
-    else:
-        results = evaluate(
-            semantics.read_qrels(qrels), semantics.read_run(run, name), wanted, **semantics.evaluate_options()
-        )
+    results = engine.evaluate(
+        qrels,
+        run,
+        wanted,
+        name=name,
+        qrels_format=semantics.qrels_format,
+        run_format=semantics.run_format,
+        **semantics.evaluate_options(),
+    )
     if with_ci:
         results.with_confidence_intervals(seed=seed)
     notes: list[str] = []
@@ -156,12 +123,6 @@ def eval_command(
             )
     emit(render(results, fmt, per_query=per_query), output)
     warn(results.warnings + notes)
-
-
-def _fits(qrels: str, run: str, memory: str) -> bool:
-    from rankgate.engine.outofcore import fits_in_memory, parse_memory
-
-    return fits_in_memory(qrels, run, parse_memory(memory))
 
 
 def _read_tags(

@@ -3,21 +3,25 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import click
 
-from rankgate.cli.options import emit, output_file_option, store_option, warn
+from rankgate.cli.options import emit, engine_options, output_file_option, store_option, warn
+
+if TYPE_CHECKING:
+    from rankgate.engine.choice import EngineChoice
 
 FORMATS = ("text", "markdown", "json", "junit")
 
 
 @click.command("gate")
 @click.option("--qrels", required=True, type=click.Path(dir_okay=False), help="Relevance judgments.")
-@click.option("--run", "run", required=True, type=click.Path(dir_okay=False), help="The run to gate.")
-@click.option("--config", required=True, type=click.Path(dir_okay=False), help="Gate config (YAML).")
 @click.option(
-    "--baseline-run", type=click.Path(dir_okay=False), help="Evaluate this run as the baseline (no store needed)."
+    "--run", "run", required=True, type=click.Path(), help="The run to gate (with --engine ray: a folder or glob too)."
 )
+@click.option("--config", required=True, type=click.Path(dir_okay=False), help="Gate config (YAML).")
+@click.option("--baseline-run", type=click.Path(), help="Evaluate this run as the baseline (no store needed).")
 @click.option(
     "--baseline",
     metavar="ID",
@@ -39,6 +43,7 @@ FORMATS = ("text", "markdown", "json", "junit")
     "--post-comment", is_flag=True, help="Create or update one sticky PR comment (GitHub Actions, GITHUB_TOKEN)."
 )
 @click.option("--comment-key", default="default", show_default=True, help="Tells sticky comments of two gates apart.")
+@engine_options
 @click.pass_context
 def gate_command(
     ctx: click.Context,
@@ -60,6 +65,7 @@ def gate_command(
     junit_path: str | None,
     post_comment: bool,
     comment_key: str,
+    engine: EngineChoice,
 ) -> None:
     """Gate RUN in CI: floors and maximum drops against a baseline, decided on per-query evidence.
 
@@ -73,6 +79,8 @@ def gate_command(
       rankgate gate --qrels qrels.txt --run new.txt --config gates.yaml --store results.db
       rankgate gate --qrels qrels.txt --run new.txt --config gates.yaml \\
           --store results.db --baseline latest:main --format markdown --post-comment
+      rankgate gate --qrels qrels.txt --run 'new/*.parquet' --config gates.yaml \\
+          --baseline-run 'main/*.parquet' --engine ray
 
     \b
     gates.yaml:
@@ -106,6 +114,7 @@ def gate_command(
         run_name=name,
         qrels_format=qrels_format,
         run_format=run_format,
+        engine=engine,
     )
     comment = markdown(report, key=comment_key)
     rendered = {

@@ -130,6 +130,48 @@ def semantics_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
+def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Add --engine, --ray-address, --memory and --partitions; the command gets one ``engine``
+    (`rankgate.engine.choice.EngineChoice`), whose ``evaluate`` reads and evaluates run files."""
+
+    @functools.wraps(func)
+    def command(*args: Any, **kwargs: Any) -> Any:
+        from rankgate.engine.choice import EngineChoice
+
+        kind, address = kwargs.pop("engine"), kwargs.pop("ray_address")
+        if address is not None and kind != "ray":
+            raise click.UsageError("--ray-address needs --engine ray")
+        memory, partitions = kwargs.pop("memory"), kwargs.pop("partitions")
+        return func(*args, engine=EngineChoice(kind, address, memory, partitions), **kwargs)
+
+    options = [
+        click.option(
+            "--engine",
+            type=click.Choice(["local", "ray"]),
+            default="local",
+            show_default=True,
+            help="Where to evaluate: this process, or a Ray cluster (a run may then be a folder or glob of shards).",
+        ),
+        click.option(
+            "--ray-address", metavar="ADDR", help="Ray cluster to use (default: the running cluster or a local one)."
+        ),
+        click.option(
+            "--memory",
+            metavar="SIZE",
+            help="Memory budget such as 4GB: larger TREC or Parquet inputs are evaluated out of core, in query "
+            "partitions.",
+        ),
+        click.option(
+            "--partitions",
+            type=click.IntRange(min=1),
+            help="Query partitions (out of core or Ray); forces out of core.",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
 output_file_option = click.option(
     "-o",
     "--output",

@@ -10,6 +10,7 @@ import click
 from rankgate.cli.options import (
     Semantics,
     emit,
+    engine_options,
     format_option,
     measure_option,
     parse_labels,
@@ -20,6 +21,7 @@ from rankgate.cli.options import (
 )
 
 if TYPE_CHECKING:
+    from rankgate.engine.choice import EngineChoice
     from rankgate.gate.store import StoredResult
     from rankgate.gate.store_sql import SQLStore
 
@@ -55,7 +57,7 @@ def store_group() -> None:
 
 @store_group.command("add")
 @click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("run", type=click.Path(dir_okay=False))
+@click.argument("run", type=click.Path())
 @measure_option(DEFAULT_MEASURES)
 @click.option("--name", help="Name of the system (default: the run's file stem).")
 @click.option("--branch", help="Record this branch instead of the detected one (CI environment or git).")
@@ -63,6 +65,7 @@ def store_group() -> None:
 @click.option("--label", "labels", multiple=True, metavar="KEY=VALUE", help="A free label to keep; repeatable.")
 @click.option("--set-baseline", "baseline_key", metavar="KEY", help="Also make the new result the baseline for KEY.")
 @store_option()
+@engine_options
 @semantics_options
 def add_command(
     qrels: str,
@@ -74,6 +77,7 @@ def add_command(
     labels: tuple[str, ...],
     baseline_key: str | None,
     store_url: str | None,
+    engine: EngineChoice,
     semantics: Semantics,
 ) -> None:
     """Evaluate RUN against QRELS and record the result; prints its id.
@@ -87,6 +91,7 @@ def add_command(
       rankgate store add qrels.txt bm25.trec -m nDCG@10 --name bm25 --branch main --label config=k1.2
       id=$(rankgate store add qrels.txt run.txt -m R@5 --store postgresql://ci@db:5432/rankgate)
       rankgate store add qrels.txt run.txt -m R@5 --set-baseline default
+      rankgate store add qrels.txt 'shards/*.parquet' -m R@5 --engine ray --name dense
     """
     import dataclasses
 
@@ -97,7 +102,11 @@ def add_command(
     extra = parse_labels(labels)
     wanted = parse_measures(split_measures(measures) or list(DEFAULT_MEASURES))
     judgments = semantics.read_qrels(qrels)
-    results = evaluate(judgments, semantics.read_run(run, name), wanted, **semantics.evaluate_options())
+    if engine.in_memory:
+        results = evaluate(judgments, semantics.read_run(run, name), wanted, **semantics.evaluate_options())
+    else:
+        formats = {"qrels_format": semantics.qrels_format, "run_format": semantics.run_format}
+        results = engine.evaluate(qrels, run, wanted, name=name, **formats, **semantics.evaluate_options())
     found = detect()
     provenance = dataclasses.replace(found, branch=branch or found.branch, commit=commit or found.commit)
     with _open(store_url, create=True) as store:

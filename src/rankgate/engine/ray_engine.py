@@ -190,4 +190,8 @@ def _name_of(run: Any) -> str:
         return Path(str(run)).name
     if isinstance(run, str | os.PathLike) and not any(ch in str(run) for ch in "*?["):
         return stem(run)
+    if isinstance(run, str | os.PathLike):  # a glob: the folder it looks in ('new/*.parquet': new)
+        folder = Path(str(run)).parent
+        if folder.name and not any(ch in str(folder) for ch in "*?["):
+            return folder.name
     return "run"

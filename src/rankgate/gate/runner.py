@@ -6,13 +6,17 @@ This is the library behind ``rankgate gate``; the CLI only parses options and pr
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rankgate.core.groups import MIN_GROUP, group_rows
 from rankgate.core.results import Results
 from rankgate.gate.config import GateConfig, load_config
 from rankgate.gate.decide import GateOutcome, decide, verdict
+
+if TYPE_CHECKING:
+    from rankgate.engine.choice import EngineChoice
 
 EXIT_CODES = {"pass": 0, "warn": 0, "fail": 1}
 
@@ -77,6 +81,7 @@ def run_gate(
     run_name: str | None = None,
     qrels_format: str | None = None,
     run_format: str | None = None,
+    engine: EngineChoice | None = None,
 ) -> GateReport:
     """Evaluate ``run``, compare it with its baseline, decide every gate, and record the result.
 
@@ -93,10 +98,11 @@ def run_gate(
         allow_qrels_change: compare with a stored baseline evaluated on other judgments.
         tags: ``{qid: {tag: value}}`` for tag filters and the breakdown (else ``tags_file``).
         run_name: the name recorded and shown (default: the run's file stem).
+        engine: where run files are evaluated (`EngineChoice`: out of core, or a Ray cluster
+            for runs sharded into files); default: in memory.
     """
     from rankgate.gate.fingerprint import qrels_fingerprint
-    from rankgate.io.coerce import as_qrels, as_run
-    from rankgate.measures.evaluate import evaluate
+    from rankgate.io.coerce import as_qrels
 
     cfg = config if isinstance(config, GateConfig) else load_config(config)
     options = cfg.settings.model_dump()
@@ -105,17 +111,15 @@ def run_gate(
 
         tags = read_query_tags(cfg.tags_file)
     q = _load(as_qrels, qrels, qrels_format, options["duplicates"], kind="qrels")
-    r = _load(as_run, run, run_format, options["duplicates"], kind="run", name=run_name)
     measures = cfg.measures
-    current = evaluate(q, r, measures, **options)
+    evaluate_run = _evaluator(q, qrels, measures, options, engine, qrels_format, run_format)
+    current = evaluate_run(run, run_name)
     fingerprint = qrels_fingerprint(q)
     notes: list[str] = []
 
     opened = _open_store(store)
     try:
-        base_results, base_label, stored = _baseline(
-            cfg, q, measures, options, opened, baseline_run, baseline, baseline_format=run_format
-        )
+        base_results, base_label, stored = _baseline(cfg, evaluate_run, opened, baseline_run, baseline)
         if stored is not None:
             notes.extend(_check_stored(stored, fingerprint, allow_qrels_change))
         if base_results is not None:
@@ -157,6 +161,29 @@ def run_gate(
     )
 
 
+def _evaluator(
+    q: Any,
+    qrels: Any,
+    measures: list[Any],
+    options: dict[str, Any],
+    engine: EngineChoice | None,
+    qrels_format: str | None,
+    run_format: str | None,
+) -> Callable[[Any, str | None], Results]:
+    """``evaluate_run(run, name)``: in memory against ``q``, or a run file where ``engine`` says."""
+    from rankgate.io.coerce import as_run
+    from rankgate.measures.evaluate import evaluate
+
+    def evaluate_run(run: Any, name: str | None) -> Results:
+        if engine is not None and not engine.in_memory and isinstance(run, str | os.PathLike | list | tuple):
+            formats = {"qrels_format": qrels_format, "run_format": run_format}
+            return engine.evaluate(qrels, run, measures, name=name, **formats, **options)
+        r = _load(as_run, run, run_format, options["duplicates"], kind="run", name=name)
+        return evaluate(q, r, measures, **options)
+
+    return evaluate_run
+
+
 def _load(convert: Any, value: Any, fmt: str | None, duplicates: str, *, kind: str, name: str | None = None) -> Any:
     from rankgate.io.readers import read_qrels, read_run
 
@@ -177,25 +204,18 @@ def _open_store(store: Any) -> Any:
 
 def _baseline(
     cfg: GateConfig,
-    q: Any,
-    measures: list[Any],
-    options: dict[str, Any],
+    evaluate_run: Callable[[Any, str | None], Results],
     store: Any,
     baseline_run: Any,
     baseline: str | None,
-    *,
-    baseline_format: str | None,
 ) -> tuple[Results | None, str | None, Any]:
     """The baseline's results, how to name it, and the stored result it came from (if any)."""
     from rankgate.errors import ConfigError
-    from rankgate.io.coerce import as_run
-    from rankgate.measures.evaluate import evaluate
 
     if baseline_run is not None and baseline is not None:
         raise ConfigError("give a baseline run or a stored baseline, not both", key_path="baseline")
     if baseline_run is not None:
-        r = _load(as_run, baseline_run, baseline_format, options["duplicates"], kind="run")
-        res = evaluate(q, r, measures, **options)
+        res = evaluate_run(baseline_run, None)
         return res, f"run `{res.run_name or 'baseline'}`", None
     if store is None:
         if baseline is not None:

@@ -96,7 +96,8 @@ def compare(
 
     Args:
         qrels: judgments (anything `rankgate.evaluate` takes).
-        runs: two or more runs (paths, `Run` objects, dicts, DataFrames).
+        runs: two or more runs (paths, `Run` objects, dicts, DataFrames), or `Results` already
+            evaluated with ``measures`` (say, on a Ray cluster), used as they are.
         measures: measure names or values.
         names: a name per run (default: the run's name or file stem).
         baseline: name of the baseline system (default: the first run).
@@ -125,8 +126,8 @@ def compare(
     _check_correction(correction)
     duplicates = evaluate_options.get("duplicates", "error")
     q = as_qrels(qrels, duplicates=duplicates)
-    loaded = [as_run(r, duplicates=duplicates) for r in runs]
-    labels = list(names) if names else [r.name or f"run{i + 1}" for i, r in enumerate(loaded)]
+    loaded = [r if isinstance(r, Results) else as_run(r, duplicates=duplicates) for r in runs]
+    labels = list(names) if names else [_name(r) or f"run{i + 1}" for i, r in enumerate(loaded)]
     if len(labels) != len(loaded):
         raise ConfigError(f"Got {len(labels)} names for {len(loaded)} runs.", key_path="names")
     if len(set(labels)) != len(labels):
@@ -135,7 +136,10 @@ def compare(
     if base_name not in labels:
         raise ConfigError(f"No system named {base_name!r} (have: {', '.join(labels)}).", key_path="baseline")
 
-    results = {name: evaluate(q, r, measures, **evaluate_options) for name, r in zip(labels, loaded, strict=True)}
+    results = {
+        name: r if isinstance(r, Results) else evaluate(q, r, measures, **evaluate_options)
+        for name, r in zip(labels, loaded, strict=True)
+    }
     return compare_results(
         results,
         baseline=base_name,
@@ -345,6 +349,10 @@ def _breakdown(
                     row["p_value"] = float(summary.p_value[j])
     rows.sort(key=lambda r: (r["system"], r["measure"], r["small"], r["delta"], r["tag"], natural_order(r["value"])))
     return rows
+
+
+def _name(run: Any) -> str | None:
+    return run.run_name if isinstance(run, Results) else run.name
 
 
 def _check_correction(correction: str) -> None:
