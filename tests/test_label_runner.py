@@ -177,6 +177,26 @@ def test_the_cost_cap_stops_before_it_is_crossed(tmp_path, concurrency, room):
         assert float(report.usage["cost"]) == pytest.approx(meter.spent)  # type: ignore[arg-type]
 
 
+def test_a_cost_stop_between_parse_retries_keeps_the_paid_request(tmp_path):
+    """The first answer is unreadable and its retry could cross the cap: the stop keeps the
+    pair's record (tokens and cost paid), and a rerun with room asks again and finishes."""
+    corpus, queries, run = collection(1, 1)
+    pool = build_pool([run], 1)
+    prices = Prices(3.0, 15.0)
+    with FakeChatServer(faults={"d1_0 with": ["garbage"]}) as server, JudgmentStore(tmp_path / "s.sqlite") as store:
+        (first,) = pool.pairs
+        one = worst_cost(judge_for(server, prices=prices, max_tokens=64), queries[first[0]], corpus[first[1]], prices)
+        judge = judge_for(server, prices=prices, max_cost=one * 1.01, max_tokens=64)  # no room for a longer retry
+        report = label_pool(pool, judge, store, queries=queries, corpus=corpus)
+        assert report.stop_reason == "max-cost" and len(server.records) == 1
+        (kept,) = store.judgments(status=None)
+        assert kept.status == "error" and "the retry could cross the cost cap" in kept.error
+        assert kept.cost == pytest.approx(judge.client.meter.spent) and kept.cost > 0 and kept.input_tokens > 0
+        again = label_pool(pool, judge_for(server, prices=prices, max_tokens=64), store, queries=queries, corpus=corpus)
+        assert again.complete and [j.label for j in again.judgments] == [expected_grade(first[0], first[1])]
+        assert len(server.records) == 2
+
+
 def test_dry_run_estimates_and_sends_nothing(tmp_path):
     corpus, queries, run = collection(2, 3)
     pool = build_pool([run], 3)

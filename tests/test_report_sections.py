@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -189,3 +190,28 @@ def test_repeated_chart_ids_get_a_suffix():
     ids = [c.id for c in charts]
     assert len(ids) == len(set(ids))
     assert ids[:2] == ["gate", "gate-2"]
+
+
+def test_eval_tag_groups_become_the_per_tag_chart_with_their_intervals(capsys, tmp_path):
+    """``eval --tags --ci --format json`` alone fills the per-tag section: means per value, CI bars."""
+    from rankgate.data import demo_dir, demo_qrels_path, demo_run_path
+    from tests.report_support import cli
+
+    code, out, _ = cli(capsys, "eval", str(demo_qrels_path()), str(demo_run_path("bm25")), "-m", "nDCG@10",
+                       "--tags", str(demo_dir() / "queries.jsonl"), "--group-by", "difficulty", "--ci",
+                       "--format", "json")  # fmt: skip
+    assert code == 0
+    groups = json.loads(out)["groups"]["difficulty"]
+    sections, charts, not_shown = build_sections(_data(json.loads(out)))
+    assert not any(line.startswith("Per-tag breakdown") for line in not_shown)
+    (chart,) = [c for c in charts if c.id.startswith("tag")]
+    (bars,) = chart.figure["data"]
+    shown = dict(zip(bars["y"], bars["x"], strict=True))
+    for value, g in groups.items():
+        assert shown[f"difficulty={value} (n={g['n']})"] == g["aggregates"]["nDCG@10"]
+    hard = bars["y"].index(f"difficulty=hard (n={groups['hard']['n']})")
+    low, high = groups["hard"]["ci"]["nDCG@10"]
+    assert bars["error_x"]["arrayminus"][hard] == pytest.approx(bars["x"][hard] - low)
+    assert bars["error_x"]["array"][hard] == pytest.approx(high - bars["x"][hard])
+    tags = next(s for s in sections if s["id"] == "tags")
+    assert tags["worst"] == []  # no baseline: no drops to list

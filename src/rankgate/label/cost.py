@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from rankgate.errors import ConfigError
 
@@ -58,7 +59,15 @@ def worst_case_input_tokens(messages: list[dict[str, str]]) -> int:
 
 
 class CostLimitReached(Exception):
-    """Sending one more request could cross ``max_cost`` (raised by `CostMeter.reserve`)."""
+    """Sending one more request could cross ``max_cost`` (raised by `CostMeter.reserve`).
+
+    Attributes:
+        partial: the judgment of a pair whose earlier requests were already paid for (an
+            unreadable answer whose retry would cross the cap), to be stored so that its
+            tokens and cost are not lost; None when nothing was sent for the pair.
+    """
+
+    partial: Any = None
 
 
 @dataclass

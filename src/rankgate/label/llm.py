@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rankgate.errors import BackendError, ConfigError
-from rankgate.label.cost import CostMeter, estimate_input_tokens, worst_case_input_tokens
+from rankgate.label.cost import CostLimitReached, CostMeter, estimate_input_tokens, worst_case_input_tokens
 from rankgate.label.prompts import ParseFailure, Prompt
 from rankgate.label.ratelimit import RateLimiter
 from rankgate.label.secret import Secret, display_url
@@ -420,6 +420,12 @@ class LLMJudge:
         for round_ in range(self.parse_retries + 1):
             try:
                 reply = await self.client.complete(messages)
+            except CostLimitReached as e:
+                if round_ > 0:  # the unreadable answers are paid for: keep their record (retried next run)
+                    result.status = STATUS_ERROR
+                    result.error = f"{result.error}; the retry could cross the cost cap"
+                    e.partial = result
+                raise
             except TransientFailure as e:
                 result.status, result.error = STATUS_ERROR, self.client.scrub(str(e))
                 return result

@@ -140,7 +140,8 @@ def label_pool(
         store: where judgments persist; the same store and judge resume an earlier run.
         queries: ``{query_id: text}`` (needed by judges that read text).
         corpus: ``{doc_id: text}`` (idem).
-        max_judgments: at most this many new judgments (requests) in this call; cache hits are free.
+        max_judgments: at most this many new judgments (pairs sent to the judge; their retries
+            count toward the cost, not here) in this call; cache hits are free.
         concurrency: LLM requests in flight at once.
         retry_failed: judge again pairs whose earlier answers were unreadable.
         max_doc_chars: cut documents to this many characters (None or 0: never).
@@ -348,8 +349,11 @@ def _judge_llm(
                 return
             try:
                 result = await judge.judge(pair)
-            except CostLimitReached:
+            except CostLimitReached as e:
                 state["stop"] = "max-cost"
+                if e.partial is not None:  # paid-for requests of a pair left unanswered
+                    store.put(e.partial)
+                    counts["errors"] += 1
                 return
             except BackendError as e:
                 state["stop"], state["fatal"] = "fatal", e

@@ -216,10 +216,16 @@ def _short(text: str, limit: int = 90) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def _interval(row: Mapping[str, Any]) -> Any:
+    ci = row.get("ci")
+    return ci if ci and None not in ci else None
+
+
 def tag_chart(measure: str, rows: Sequence[Mapping[str, Any]], colors: Mapping[str, str]) -> Chart:
     """Delta per tag value with its confidence interval, worst first; one bar per system.
 
-    Rows without a baseline (``baseline_mean`` null) show the mean instead of a delta.
+    Rows without a baseline (``baseline_mean`` null) show the mean instead of a delta, with the
+    mean's interval when they have one (``eval --tags --ci``).
     """
     import plotly.graph_objects as go
 
@@ -237,8 +243,8 @@ def tag_chart(measure: str, rows: Sequence[Mapping[str, Any]], colors: Mapping[s
     data = []
     for system in dict.fromkeys(str(r.get("system", "")) for r in rows):
         mine = [r for r in rows if str(r.get("system", "")) == system]
-        ci = [r.get("ci") if has_delta and r.get("ci") and None not in r["ci"] else None for r in mine]
         x = [r.get(key) for r in mine]
+        ci = [_interval(r) if v is not None else None for r, v in zip(mine, x, strict=True)]
         trace: dict[str, Any] = {
             "name": esc(system),
             "orientation": "h",

@@ -115,6 +115,7 @@ def collect(inputs: Sequence[Input]) -> ReportData:
                 data.system_ci[name] = dict(d["ci"])
             _add_curves(data, name, d["aggregate"])
             data.warnings.extend((name, w) for w in d.get("warnings") or [])
+            data.add_tag_rows(_group_rows(name, d.get("groups") or {}))
             if d.get("per_query"):
                 if first_per_query is None:
                     first_per_query = (name, d["per_query"], list(d["measures"]))
@@ -138,6 +139,28 @@ def collect(inputs: Sequence[Input]) -> ReportData:
         elif kind == "bench":
             data.bench.extend({**row, "_source": source} for row in d["results"])
     return data
+
+
+def _group_rows(system: str, groups: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Per-tag rows of ``eval --tags`` (means per tag value, no baseline): as gate's without one."""
+    return [
+        {
+            "system": system,
+            "baseline": None,
+            "tag": tag,
+            "value": value,
+            "n": g.get("n"),
+            "small": bool(g.get("small")),
+            "measure": measure,
+            "mean": mean,
+            "baseline_mean": None,
+            "delta": None,
+            "ci": (g.get("ci") or {}).get(measure),
+        }
+        for tag, values in groups.items()
+        for value, g in values.items()
+        for measure, mean in (g.get("aggregates") or {}).items()
+    ]
 
 
 def _stem(source: str) -> str:

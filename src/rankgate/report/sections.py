@@ -302,7 +302,10 @@ def _tags(data: ReportData, colors: Mapping[str, str]) -> dict[str, Any] | str:
     from rankgate.report.charts import tag_chart
 
     if not data.tag_rows:
-        return "no per-tag rows; give a gate JSON of a config with tags_file, or compare --tags FILE --format json"
+        return (
+            "no per-tag rows; give eval --tags FILE --format json, compare --tags FILE --format json, "
+            "or a gate JSON of a config with tags_file"
+        )
     measures = list(dict.fromkeys(str(r["measure"]) for r in data.tag_rows))
     charts = [tag_chart(m, [r for r in data.tag_rows if r["measure"] == m], colors) for m in measures]
     with_delta = [r for r in data.tag_rows if r.get("baseline_mean") is not None and r.get("delta") is not None]
