@@ -44,6 +44,7 @@ def _fixture() -> tuple[dict[str, dict[str, int]], dict[str, list[str]]]:
 
 
 QRELS, RANKING = _fixture()
+RANKING_RUN = {q: {d: float(10 - r) for r, d in enumerate(docs)} for q, docs in RANKING.items()}
 
 
 def _expected(qid: str) -> dict[str, float]:
@@ -382,3 +383,18 @@ def test_table_shows_bracketed_values_as_typed(capsys, files, tmp_path):
     assert code == 0, err
     rows = [line.split("│")[1].strip() for line in out[out.index("by label") :].splitlines() if line.startswith("│ [")]
     assert sorted(rows) == ["[/x]", "[a]", "[bold]B"]
+
+
+def test_odd_tag_values_sort_without_crashing(capsys, files, tmp_path):
+    """Superscript digits are text, and numbers from Python are grouped by their text."""
+    tags = tmp_path / "t.csv"
+    tags.write_text("qid,area\n" + "".join(f"q{i:02d},{['10²', '9', '10'][i % 3]}\n" for i in range(N_QUERIES)))
+    code, out, err = _eval(capsys, files, "--tags", str(tags), "--format", "json")
+    assert code == 0, err
+    assert list(json.loads(out)["groups"]["area"]) == ["9", "10", "10²"]
+    res = rankgate.evaluate(QRELS, RANKING_RUN, MEASURES)
+    by_int = res.by_group({f"q{i:02d}": {"tier": i % 2} for i in range(N_QUERIES)})  # type: ignore[dict-item]
+    assert list(by_int["tier"]) == ["0", "1"] and by_int["tier"]["0"].n == N_QUERIES // 2
+    comparison = rankgate.compare(QRELS, [RANKING_RUN, RANKING_RUN], ["P@3"], names=["a", "b"], n_resamples=100,
+                                  tags={f"q{i:02d}": {"tier": i % 2} for i in range(N_QUERIES)})  # fmt: skip
+    assert sorted(r["value"] for r in comparison.by_tag) == ["0", "1"]

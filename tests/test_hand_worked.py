@@ -186,12 +186,13 @@ def test_warnings_for_self_match_shallow_run_and_unjudged_top():
 
 
 def test_warning_for_some_queries_shallower_than_a_cutoff():
-    qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
-    run = trec_run({"q1": ["a", "x", "y"], "q2": ["b"], "q3": ["z", "c"]})
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}, "q4": {"d": 1}}
+    # q4 is missing from the run and q5 is only in it: each has a warning of its own, not this one
+    run = trec_run({"q1": ["a", "x", "y"], "q2": ["b"], "q3": ["z", "c"], "q5": ["e"]})
     res = rankgate.evaluate(qrels, run, ["P@2", "R@3", "RR"])
-    assert res["P@2"] == pytest.approx((1 / 2 + 1 / 2 + 1 / 2) / 3)  # q2's empty rank 2 is not relevant
+    assert res["P@2"] == pytest.approx((1 / 2 + 1 / 2 + 1 / 2 + 0) / 4)  # q2's empty rank 2 is not relevant
     shallow = [w for w in res.warnings if "fewer than" in w]
     assert shallow == [
-        "1 run queries return fewer than 2 documents (the cutoff of P@2); the ranks they lack count as not relevant",
-        "2 run queries return fewer than 3 documents (the cutoff of R@3); the ranks they lack count as not relevant",
+        "1 queries return fewer than 2 documents (the cutoff of P@2); the ranks they lack count as not relevant",
+        "2 queries return fewer than 3 documents (the cutoff of R@3); the ranks they lack count as not relevant",
     ]

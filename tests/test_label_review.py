@@ -247,3 +247,12 @@ def _nested(pairs: dict[tuple[str, str], int]) -> dict[str, dict[str, int]]:
     for (q, d), g in pairs.items():
         out.setdefault(q, {})[d] = g
     return out
+
+
+def test_label_qrels_are_trec_whatever_the_extension(tmp_path):
+    """--out of label, import and merge is documented as TREC qrels: a .csv name does not change that."""
+    from rankgate.label.export import write_trec
+
+    judgments = [Judgment("q1", "d1", 3, "h", "human"), Judgment("q1", "d2", 0, "h", "human")]
+    assert write_trec(judgments, tmp_path / "gold.csv") == 2
+    assert (tmp_path / "gold.csv").read_text() == "q1 0 d1 3\nq1 0 d2 0\n"

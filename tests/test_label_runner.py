@@ -191,6 +191,7 @@ def test_a_cost_stop_between_parse_retries_keeps_the_paid_request(tmp_path):
         assert report.stop_reason == "max-cost" and len(server.records) == 1
         (kept,) = store.judgments(status=None)
         assert kept.status == "error" and "the retry could cross the cost cap" in kept.error
+        assert report.counts["errors"] == 1 and report.counts["not_started"] == 0
         assert kept.cost == pytest.approx(judge.client.meter.spent) and kept.cost > 0 and kept.input_tokens > 0
         again = label_pool(pool, judge_for(server, prices=prices, max_tokens=64), store, queries=queries, corpus=corpus)
         assert again.complete and [j.label for j in again.judgments] == [expected_grade(first[0], first[1])]

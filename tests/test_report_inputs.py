@@ -56,6 +56,20 @@ def test_demo_json_is_split_into_its_evals_and_gate():
         ({"measures": [5], "aggregate": {}}, "measures[0]: expected a measure name"),
         ({"measures": ["P@5"], "aggregate": {}, "per_query": {"q1": 0.5}}, "per_query.q1: expected an object"),
         ({"measures": ["P@5"], "aggregate": {}, "ci": {"P@5": [0.1]}}, "ci.P@5: expected [low, high] or null"),
+        ({"measures": ["P@5"], "aggregate": {}, "groups": {"topic": ["x"]}}, "groups.topic: expected an object"),
+        (
+            {"measures": ["P@5"], "aggregate": {}, "groups": {"t": {"a": {"n": 3, "aggregates": {"P@5": "hi"}}}}},
+            "groups.t.a.aggregates.P@5: expected a number or null",
+        ),
+        (
+            {
+                "measures": ["P@5"],
+                "aggregate": {},
+                "groups": {"t": {"a": {"n": 3, "aggregates": {}, "ci": {"P@5": 1}}}},
+            },
+            "groups.t.a.ci.P@5: expected [low, high] or null",
+        ),
+        ({"measures": ["P@5"], "aggregate": {}, "groups": {"t": {"a": {"n": "3"}}}}, "groups.t.a.n: expected a number"),
         ({"verdict": "maybe", "gates": []}, "verdict: expected one of pass, warn, fail"),
         ({"verdict": "pass", "gates": [{"name": "g", "metric": "RR"}]}, "gates[0].status: expected a string"),
         ({"verdict": "pass", "gates": [], "by_tag": [{"tag": "t"}]}, "by_tag[0].value: expected a string"),

@@ -215,3 +215,23 @@ def test_eval_tag_groups_become_the_per_tag_chart_with_their_intervals(capsys, t
     assert bars["error_x"]["array"][hard] == pytest.approx(high - bars["x"][hard])
     tags = next(s for s in sections if s["id"] == "tags")
     assert tags["worst"] == []  # no baseline: no drops to list
+
+
+def test_tag_deltas_and_tag_means_get_separate_charts(capsys):
+    """A compare --tags JSON (deltas) and an eval --tags JSON (means) of one measure: both drawn."""
+    from rankgate.data import demo_dir, demo_qrels_path, demo_run_path
+    from tests.report_support import cli
+
+    tags = str(demo_dir() / "queries.jsonl")
+    qrels, bm25, dense = str(demo_qrels_path()), str(demo_run_path("bm25")), str(demo_run_path("dense"))
+    _, compared, _ = cli(capsys, "compare", qrels, bm25, dense, "-m", "nDCG@10", "--tags", tags, "--format", "json",
+                         "--resamples", "200")  # fmt: skip
+    _, evaluated, _ = cli(capsys, "eval", qrels, bm25, "-m", "nDCG@10", "--tags", tags, "--format", "json")
+    _, charts, _ = build_sections(_data(json.loads(compared), json.loads(evaluated)))
+    by_id = {c.id: c for c in charts if c.id.startswith("tags")}
+    assert set(by_id) == {"tags-ndcg-10", "tags-means-ndcg-10"}, set(by_id)
+    (delta_bars,) = by_id["tags-ndcg-10"].figure["data"]
+    assert all(x is not None for x in delta_bars["x"])  # dense's deltas against bm25
+    (mean_bars,) = by_id["tags-means-ndcg-10"].figure["data"]
+    groups = json.loads(evaluated)["groups"]
+    assert sorted(mean_bars["x"]) == sorted(g["aggregates"]["nDCG@10"] for v in groups.values() for g in v.values())

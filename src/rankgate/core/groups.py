@@ -83,8 +83,8 @@ def group_rows(
             value = tags.get(qid, {}).get(key)
             if value is None:
                 missing.append(i)
-            else:
-                members.setdefault(value, []).append(i)
+            else:  # values from Python may be numbers: grouped by their text, as a file would give them
+                members.setdefault(str(value), []).append(i)
         ordered = {value: members[value] for value in sorted(members, key=natural_order)}
         if untagged is not None and missing:
             ordered.setdefault(untagged, []).extend(missing)  # a real value spelled like it: merged
@@ -96,11 +96,11 @@ def group_rows(
 def natural_order(value: str) -> tuple[tuple[int, int | str], ...]:
     """Sort key that puts numbers in numeric order inside strings ("tier 9" before "tier 10").
 
-    >>> sorted(["10", "9", "b", "A", "a2", "a10"], key=natural_order)
-    ['9', '10', 'A', 'a2', 'a10', 'b']
+    >>> sorted(["10", "9", "b", "A", "a2", "a10", "10²"], key=natural_order)
+    ['9', '10', '10²', 'A', 'a2', 'a10', 'b']
     """
-    parts = re.split(r"(\d+)", value)
-    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in parts if p)
+    parts = re.split(r"([0-9]+)", str(value))  # ASCII digits only: "²" is text, not a number
+    return tuple((0, int(p)) if i % 2 else (1, p) for i, p in enumerate(parts) if p)
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,7 @@ def to_qrels(judgments: Iterable[Judgment], *, source: str = "<judgments>") -> Q
 def write_trec(judgments: Iterable[Judgment], path: str | os.PathLike[str]) -> int:
     """Write TREC qrels (``qid 0 docid grade``) atomically; returns the number of lines."""
     qrels = to_qrels(judgments, source=str(path))
-    write_qrels(qrels, path)
+    write_qrels(qrels, path, format="trec")  # whatever the extension: the documented output is TREC
     return qrels.num_rows
 
 

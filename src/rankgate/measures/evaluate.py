@@ -121,6 +121,8 @@ def evaluate(
         for j, m in enumerate(wanted):
             values[lo:hi, j] = KERNELS[m.name](block.head(m.cutoff), m)
 
+    # queries evaluated and in the run (the missing ones and the run-only ones have warnings of their own)
+    evaluated_depths = r.depths[plan.run_index[plan.run_index >= 0]] if r.num_rows else np.zeros(0, np.int64)
     facts = EvaluationFacts(
         counts=plan.counts,
         missing_ids=plan.missing_ids,
@@ -130,7 +132,7 @@ def evaluate(
         run_rows=r.num_rows,
         deepest=int(r.depths.max()) if r.num_rows else 0,
         cutoffs=(cutoffs := _cutoff_names(wanted)),
-        shallow={k: int(np.count_nonzero(r.depths < k)) for k in cutoffs},
+        shallow={k: int(np.count_nonzero(evaluated_depths < k)) for k in cutoffs},
         probe_k=unjudged.k,
         unjudged=unjudged.unjudged,
         shown=unjudged.shown,

@@ -24,7 +24,7 @@ class EvaluationFacts:
     run_rows: int
     deepest: int  # most documents retrieved for one query
     cutoffs: dict[int, list[str]] = field(default_factory=dict)  # cutoff -> measure names
-    shallow: dict[int, int] = field(default_factory=dict)  # cutoff -> run queries with fewer documents
+    shallow: dict[int, int] = field(default_factory=dict)  # cutoff -> evaluated queries with fewer documents
     probe_k: int = 10  # depth at which unjudged documents are counted
     unjudged: int = 0
     shown: int = 0
@@ -95,7 +95,7 @@ class EvaluationFacts:
                     )
                 elif self.shallow.get(k):
                     out.append(
-                        f"{self.shallow[k]} run queries return fewer than {k} documents (the cutoff of {names}); "
+                        f"{self.shallow[k]} queries return fewer than {k} documents (the cutoff of {names}); "
                         "the ranks they lack count as not relevant"
                     )
         if self.unjudged_fraction > UNJUDGED_WARNING_FRACTION:

@@ -221,7 +221,9 @@ def _interval(row: Mapping[str, Any]) -> Any:
     return ci if ci and None not in ci else None
 
 
-def tag_chart(measure: str, rows: Sequence[Mapping[str, Any]], colors: Mapping[str, str]) -> Chart:
+def tag_chart(
+    measure: str, rows: Sequence[Mapping[str, Any]], colors: Mapping[str, str], *, prefix: str = "tags"
+) -> Chart:
     """Delta per tag value with its confidence interval, worst first; one bar per system.
 
     Rows without a baseline (``baseline_mean`` null) show the mean instead of a delta, with the
@@ -251,7 +253,7 @@ def tag_chart(measure: str, rows: Sequence[Mapping[str, Any]], colors: Mapping[s
             "x": x,
             "y": [esc(label[(r["tag"], r["value"])]) for r in mine],
             "marker": {"color": colors.get(system)},
-            "hovertemplate": f"{esc(system)}: %{{x:+.4f}}<extra>%{{y}}</extra>",
+            "hovertemplate": f"{esc(system)}: %{{x:{'+' if has_delta else ''}.4f}}<extra>%{{y}}</extra>",
         }
         if any(c is not None for c in ci):
             trace["error_x"] = {
@@ -272,7 +274,7 @@ def tag_chart(measure: str, rows: Sequence[Mapping[str, Any]], colors: Mapping[s
         "showlegend": True,  # even for one system: the bars are that system's
     }
     what = "delta (95% CI)" if has_delta else "mean"
-    return Chart(slug("tags", measure), f"{measure} by tag value: {what}, worst first", _figure(data, layout))
+    return Chart(slug(prefix, measure), f"{measure} by tag value: {what}, worst first", _figure(data, layout))
 
 
 def bench_chart(

@@ -133,6 +133,7 @@ def collect(inputs: Sequence[Input]) -> ReportData:
             data.comparisons.extend({**row, "baseline": reference} for row in d.get("comparisons") or [])
             data.add_tag_rows({**row, "baseline": reference} for row in d.get("by_tag") or [])
             data.warnings.extend((source, n) for n in d.get("notes") or [])
+            data.warnings.extend((source, w) for w in d.get("warnings") or [])  # "system: warning"
         elif kind == "cutoffs":
             for run, values in d["runs"].items():
                 _add_curves(data, str(run), values, replace=True)

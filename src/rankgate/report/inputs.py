@@ -226,6 +226,26 @@ def _check_eval(data: Mapping[str, Any], source: str) -> None:
     ci = _mapping(data, "ci", source, required=False)
     for name, pair in (ci or {}).items():
         _interval(pair, source, f"ci.{name}")
+    _groups(data.get("groups"), source)
+
+
+def _groups(groups: Any, source: str) -> None:
+    """``{tag: {value: {"n", "small", "aggregates", "ci"?}}}`` of ``eval --tags``."""
+    if groups is None:
+        return
+    if not isinstance(groups, Mapping):
+        raise _fail(source, "groups", "an object {tag: {value: group}}", groups)
+    for tag, values in groups.items():
+        if not isinstance(values, Mapping):
+            raise _fail(source, f"groups.{tag}", "an object {value: group}", values)
+        for value, group in values.items():
+            path = f"groups.{tag}.{value}"
+            if not isinstance(group, Mapping):
+                raise _fail(source, path, 'an object {"n", "small", "aggregates"}', group)
+            number(group.get("n"), source, f"{path}.n")
+            _values(_mapping(group, "aggregates", source, prefix=f"{path}."), source, f"{path}.aggregates")
+            for name, pair in (_mapping(group, "ci", source, required=False, prefix=f"{path}.") or {}).items():
+                _interval(pair, source, f"{path}.ci.{name}")
 
 
 def _interval(pair: Any, source: str, path: str) -> None:
@@ -254,6 +274,7 @@ def _rows(data: Mapping[str, Any], key: str, source: str, fields: dict[str, str]
 
 def _check_compare(data: Mapping[str, Any], source: str) -> None:
     _strings(data, "systems", source)
+    _strings(data, "warnings", source)
     _rows(data, "comparisons", source, {"system": "str", "measure": "str", "delta": "num", "mean": "num"})
     _rows(data, "by_tag", source, {"tag": "str", "value": "str", "measure": "str", "delta": "num"})
     for system, means in (_mapping(data, "means", source, required=False) or {}).items():

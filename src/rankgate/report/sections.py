@@ -307,7 +307,15 @@ def _tags(data: ReportData, colors: Mapping[str, str]) -> dict[str, Any] | str:
             "or a gate JSON of a config with tags_file"
         )
     measures = list(dict.fromkeys(str(r["measure"]) for r in data.tag_rows))
-    charts = [tag_chart(m, [r for r in data.tag_rows if r["measure"] == m], colors) for m in measures]
+    charts = []
+    for m in measures:  # deltas against a baseline and plain means (eval --tags) on separate axes
+        rows = [r for r in data.tag_rows if r["measure"] == m]
+        deltas = [r for r in rows if r.get("baseline_mean") is not None]
+        means = [r for r in rows if r.get("baseline_mean") is None]
+        if deltas:
+            charts.append(tag_chart(m, deltas, colors))
+        if means:
+            charts.append(tag_chart(m, means, colors, prefix="tags-means" if deltas else "tags"))
     with_delta = [r for r in data.tag_rows if r.get("baseline_mean") is not None and r.get("delta") is not None]
     worst = sorted(with_delta, key=lambda r: (bool(r.get("small")), r["delta"]))[:WORST_ROWS]
     return {"id": "tags", "kind": "tags", "charts": charts, "worst": [r for r in worst if r["delta"] < 0]}
