@@ -15,6 +15,7 @@ from typing import Any
 
 from rankgate.bench.chunking import ChunkSpec
 from rankgate.bench.indexes import IndexSpec
+from rankgate.engine.choice import ENGINES
 from rankgate.errors import ConfigError
 
 RETRIEVER_KINDS: tuple[str, ...] = ("bm25", "dense", "hybrid", "rerank")
@@ -100,9 +101,6 @@ class LatencySpec:
 
     queries: int = 100
     warmup: int = 3
-
-
-ENGINES: tuple[str, ...] = ("local", "ray")
 
 
 @dataclass(frozen=True)

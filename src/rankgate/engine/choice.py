@@ -16,7 +16,7 @@ from rankgate.core.results import Results
 from rankgate.errors import ConfigError
 from rankgate.measures.registry import Measure
 
-ENGINES = ("local", "ray")
+ENGINES: tuple[str, ...] = ("local", "ray")  # also bench --engine
 
 
 @dataclass(frozen=True)
@@ -46,13 +46,6 @@ class EngineChoice:
     def in_memory(self) -> bool:
         """True when `evaluate` would read both files whole into this process."""
         return self.kind == "local" and self.partitions is None and self.memory is None
-
-    def describe(self) -> str:
-        if self.kind == "ray":
-            return f"ray ({self.address or 'local cluster'})"
-        if self.partitions is not None or self.memory is not None:
-            return f"out of core (memory {self.memory or '2GB'}, partitions {self.partitions or 'auto'})"
-        return "in memory"
 
     def evaluate(
         self,

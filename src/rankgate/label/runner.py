@@ -353,9 +353,9 @@ def _judge_llm(
                 state["stop"] = "max-cost"
                 if e.partial is not None:  # paid-for requests of a pair left unanswered
                     store.put(e.partial)
-                    shared = 1 + len(followers.get(e.partial.cache_key, []))
-                    counts["errors"] += shared
-                    state["processed"] += shared  # begun, so not "not started"
+                    begun = 1 + len(followers.get(e.partial.cache_key, []))
+                    counts["errors"] += begun
+                    state["processed"] += begun  # begun, so not "not started"
                 return
             except BackendError as e:
                 state["stop"], state["fatal"] = "fatal", e
