@@ -3,7 +3,7 @@ so a change that breaks either cannot land. The tools are pinned in the test ext
 
 from __future__ import annotations
 
-import shutil
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +17,7 @@ def _run(*command: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", *command], cwd=ROOT, capture_output=True, text=True, timeout=600)
 
 
-@pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is not installed (pip install -e '.[test]')")
+@pytest.mark.skipif(importlib.util.find_spec("ruff") is None, reason="ruff is not installed (pip install -e '.[test]')")
 def test_ruff_check_and_format():
     check = _run("ruff", "check", ".")
     assert check.returncode == 0, check.stdout + check.stderr
@@ -26,7 +26,7 @@ def test_ruff_check_and_format():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which("mypy") is None, reason="mypy is not installed (pip install -e '.[test]')")
+@pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="mypy is not installed (pip install -e '.[test]')")
 def test_mypy_is_clean_on_src():
     typed = _run("mypy")
     assert typed.returncode == 0, typed.stdout + typed.stderr
