@@ -121,15 +121,13 @@ def compare_command(
     tags = read_query_tags(tags_path) if tags_path else None
     wanted = split_measures(measures) or list(DEFAULT_MEASURES)
     q = semantics.read_qrels(qrels)
-    if engine.in_memory:
-        loaded = [semantics.read_run(r) for r in runs]
-    else:  # evaluated where the engine says; compare takes the results as they are
-        options = semantics.evaluate_options()
-        formats = {"qrels_format": semantics.qrels_format, "run_format": semantics.run_format}
-        loaded = [engine.evaluate(qrels, r, wanted, **formats, **options) for r in runs]
+    formats = {"qrels_format": semantics.qrels_format, "run_format": semantics.run_format}
+    evaluated = [  # where the engine says; compare takes the results as they are
+        engine.evaluate(qrels, r, wanted, judgments=q, **formats, **semantics.evaluate_options()) for r in runs
+    ]
     result = compare(
         q,
-        loaded,
+        evaluated,
         wanted,
         names=list(names) or None,
         baseline=baseline,

@@ -96,17 +96,14 @@ def add_command(
     import dataclasses
 
     from rankgate.gate.provenance import detect
-    from rankgate.measures.evaluate import evaluate
     from rankgate.measures.parse import parse_measures
 
     extra = parse_labels(labels)
     wanted = parse_measures(split_measures(measures) or list(DEFAULT_MEASURES))
     judgments = semantics.read_qrels(qrels)
-    if engine.in_memory:
-        results = evaluate(judgments, semantics.read_run(run, name), wanted, **semantics.evaluate_options())
-    else:
-        formats = {"qrels_format": semantics.qrels_format, "run_format": semantics.run_format}
-        results = engine.evaluate(qrels, run, wanted, name=name, **formats, **semantics.evaluate_options())
+    formats = {"qrels_format": semantics.qrels_format, "run_format": semantics.run_format}
+    options = semantics.evaluate_options()
+    results = engine.evaluate(qrels, run, wanted, name=name, judgments=judgments, **formats, **options)
     found = detect()
     provenance = dataclasses.replace(found, branch=branch or found.branch, commit=commit or found.commit)
     with _open(store_url, create=True) as store:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rankgate.core.qrels import Qrels
 from rankgate.core.results import Results
 from rankgate.errors import ConfigError
 from rankgate.measures.registry import Measure
@@ -42,11 +43,6 @@ class EngineChoice:
         if self.address is not None and self.kind != "ray":
             raise ConfigError("a Ray address needs the ray engine (--engine ray)", key_path="ray_address")
 
-    @property
-    def in_memory(self) -> bool:
-        """True when `evaluate` would read both files whole into this process."""
-        return self.kind == "local" and self.partitions is None and self.memory is None
-
     def evaluate(
         self,
         qrels: str | os.PathLike[str],
@@ -56,10 +52,13 @@ class EngineChoice:
         name: str | None = None,
         qrels_format: str | None = None,
         run_format: str | None = None,
+        judgments: Qrels | None = None,
         **options: Any,
     ) -> Results:
         """Evaluate the run at ``run`` against ``qrels`` where this choice says.
 
+        ``judgments`` are ``qrels`` already read: the in-memory path uses them instead of
+        reading the file again (out of core and Ray read it in partitions themselves).
         ``options`` are `rankgate.evaluate`'s (``queries=``, ``ties=``, ``rel=``, ...).
         """
         formats: dict[str, Any] = {"qrels_format": qrels_format, "run_format": run_format}
@@ -83,7 +82,7 @@ class EngineChoice:
 
         duplicates = options.get("duplicates", "error")
         return evaluate(
-            read_qrels(qrels, format=qrels_format, duplicates=duplicates),
+            judgments if judgments is not None else read_qrels(qrels, format=qrels_format, duplicates=duplicates),
             read_run(run, format=run_format, duplicates=duplicates, name=name),
             measures,
             **options,

@@ -171,15 +171,17 @@ def _evaluator(
     run_format: str | None,
 ) -> Callable[[Any, str | None], Results]:
     """``evaluate_run(run, name)``: in memory against ``q``, or a run file where ``engine`` says."""
+    from rankgate.engine.choice import EngineChoice
     from rankgate.io.coerce import as_run
     from rankgate.measures.evaluate import evaluate
 
     def evaluate_run(run: Any, name: str | None) -> Results:
-        if engine is not None and not engine.in_memory and isinstance(run, str | os.PathLike | list | tuple):
+        if isinstance(run, str | os.PathLike | list | tuple):  # files: where the engine says
             formats = {"qrels_format": qrels_format, "run_format": run_format}
-            return engine.evaluate(qrels, run, measures, name=name, **formats, **options)
-        r = _load(as_run, run, run_format, options["duplicates"], kind="run", name=name)
-        return evaluate(q, r, measures, **options)
+            return (engine or EngineChoice()).evaluate(
+                qrels, run, measures, name=name, judgments=q, **formats, **options
+            )
+        return evaluate(q, as_run(run, duplicates=options["duplicates"]), measures, **options)  # Run, dict, frame
 
     return evaluate_run
 
