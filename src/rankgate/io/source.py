@@ -91,12 +91,20 @@ def stem(path: str | os.PathLike[str]) -> str:
     return name
 
 
+def suffixes(path: str | os.PathLike[str]) -> tuple[str, str | None]:
+    """(format extension, compression) of a file name: ``run.jsonl.gz`` -> (".jsonl", "gzip").
+
+    >>> suffixes("runs/BM25.TREC.zst"), suffixes("qrels.tsv")
+    (('.trec', 'zstd'), ('.tsv', None))
+    """
+    base, ext = os.path.splitext(Path(path).name.lower())
+    codec = COMPRESSED_SUFFIXES.get(ext)
+    return (os.path.splitext(base)[1], codec) if codec is not None else (ext, None)
+
+
 def detect_format(path: str | os.PathLike[str], data: bytes | None) -> str:
     """Format from the extension (compression suffix ignored), else from the first bytes."""
-    name = Path(path).name.lower()
-    base, ext = os.path.splitext(name)
-    if ext in COMPRESSED_SUFFIXES:
-        ext = os.path.splitext(base)[1]
+    ext, _ = suffixes(path)
     if ext in EXTENSIONS and ext != ".txt":
         return EXTENSIONS[ext]
     if data is None:

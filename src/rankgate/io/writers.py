@@ -23,7 +23,6 @@ import io
 import json
 import lzma
 import os
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -32,7 +31,7 @@ from rankgate.core.qrels import Qrels
 from rankgate.core.run import Run
 from rankgate.errors import InputError
 from rankgate.io import trec
-from rankgate.io.source import COMPRESSED_SUFFIXES, EXTENSIONS, FORMATS, atomic_writer
+from rankgate.io.source import EXTENSIONS, FORMATS, atomic_writer, suffixes
 
 BEIR_QRELS_COLUMNS = ("query-id", "corpus-id", "score")
 
@@ -100,11 +99,7 @@ def _check_trec_ids(path: str | os.PathLike[str], *columns: pa.Array | pa.Chunke
 
 def _target(path: str | os.PathLike[str], format: str | None) -> tuple[str, str | None]:
     """(format, compression) of the file to write."""
-    name = Path(path).name.lower()
-    base, ext = os.path.splitext(name)
-    codec = COMPRESSED_SUFFIXES.get(ext)
-    if codec is not None:
-        ext = os.path.splitext(base)[1]
+    ext, codec = suffixes(path)
     if format is not None:
         if format not in FORMATS:
             raise InputError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}", source=str(path))

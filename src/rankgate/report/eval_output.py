@@ -23,8 +23,7 @@ def render(results: Results, fmt: str, *, per_query: bool = False) -> str:
     if fmt == "jsonl":
         return _jsonl(results, per_query) + (_groups_jsonl(results) if results.groups else "")
     if fmt == "csv":
-        text = _csv(results, per_query)
-        return _groups_csv(text, results) if results.groups else text
+        return _csv(results, per_query)
     if fmt == "trec":
         return _trec(results, per_query)
     if fmt == "table":
@@ -48,13 +47,20 @@ def _jsonl(results: Results, per_query: bool) -> str:
 
 
 def _csv(results: Results, per_query: bool) -> str:
+    """A row per query (with ``per_query``) and ``all``; with groups, four columns more (tag,
+    value, n, small), empty on those rows, and a row per group."""
+    extra = ["tag", "value", "n", "small"] if results.groups else []
+    pad = [""] * len(extra)
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["query_id", *results.names])
+    writer.writerow(["query_id", *results.names, *extra])
     if per_query:
         for qid, row in zip(results.query_ids, results.values.tolist(), strict=True):
-            writer.writerow([qid, *(repr(v) for v in row)])
-    writer.writerow(["all", *("" if math.isnan(v) else repr(v) for v in results.aggregate.values())])
+            writer.writerow([qid, *(repr(v) for v in row), *pad])
+    writer.writerow(["all", *("" if math.isnan(v) else repr(v) for v in results.aggregate.values()), *pad])
+    for key, value, n, small, aggregate in _group_rows(results):
+        means = ("" if math.isnan(v) else repr(v) for v in aggregate.values())
+        writer.writerow(["all", *means, key, value, n, "true" if small else "false"])
     return buf.getvalue()
 
 
@@ -93,21 +99,6 @@ def _groups_jsonl(results: Results) -> str:
         row = {"query_id": "all", "tag": key, "value": value, "n": n, "small": small, **means}
         lines.append(json.dumps(row, ensure_ascii=False) + "\n")
     return "".join(lines)
-
-
-def _groups_csv(text: str, results: Results) -> str:
-    """Four columns more (tag, value, n, small), empty on the existing rows; a row per group."""
-    extra = ["tag", "value", "n", "small"]
-    rows = list(csv.reader(io.StringIO(text)))
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow([*rows[0], *extra])
-    for row in rows[1:]:
-        writer.writerow([*row, *([""] * len(extra))])
-    for key, value, n, small, aggregate in _group_rows(results):
-        means = ("" if math.isnan(v) else repr(v) for v in aggregate.values())
-        writer.writerow(["all", *means, key, value, n, "true" if small else "false"])
-    return buf.getvalue()
 
 
 def groups_table(results: Results) -> Any:
