@@ -15,8 +15,9 @@ from rankgate.bench.encoders import resolve_model
 from rankgate.bench.harness import run_benchmark
 from rankgate.bench.matrix import plan_from_dict
 from rankgate.bench.report import BenchReport
+from rankgate.evaluation.evaluate import evaluate
 from rankgate.io import read_qrels, read_run
-from rankgate.measures.evaluate import evaluate
+from rankgate.render.bench import demo_table
 from tests.bench_support import (  # noqa: F401  (session fixtures)
     CountingEncoder,
     embedding_cache_dir,
@@ -233,7 +234,7 @@ def test_demo_bench(embedding_cache_dir, report, monkeypatch: pytest.MonkeyPatch
     from rich.console import Console
 
     console = Console(width=200, record=True)
-    console.print(demo.demo_bench_table(rows))
+    console.print(demo_table(rows))
     text = console.export_text()
     assert "minilm" in text and "nbr recall" in text
     monkeypatch.setattr(demo, "bench_available", lambda: False)

@@ -29,10 +29,10 @@ from rankgate.bench.harness import run_benchmark
 from rankgate.bench.indexes import ExactIndex
 from rankgate.bench.matrix import EngineSpec, plan_from_dict
 from rankgate.bench.progress import SILENT
-from rankgate.bench.ray_engine import RayBench, blas_threads, encoding_units, query_blocks
+from rankgate.bench.ray_search import RayBench, blas_threads, encoding_units, query_blocks
 from rankgate.bench.topk import topk_inner_product
-from rankgate.engine.ray_cluster import check_address
 from rankgate.errors import BackendError, ConfigError
+from rankgate.evaluation.engines.ray_cluster import check_address
 from tests.cli_support import invoke
 from tests.test_engines import ray_cluster  # noqa: F401  (the local cluster fixture of the eval tests)
 
@@ -100,7 +100,7 @@ def test_workers_and_resources(monkeypatch: pytest.MonkeyPatch) -> None:
         seen.update(job.params)
         return np.zeros((len(texts), 8), dtype=np.float32)
 
-    monkeypatch.setattr("rankgate.bench.ray_engine._EncodeJob.run", run)
+    monkeypatch.setattr("rankgate.bench.ray_search._EncodeJob.run", run)
     options: dict[str, Any] = {"factory": None, "model": None, "normalize": True, "batch_size": 4, "cache": None}
     gpu.encode_corpus(["a"], encoder=HashingEncoder(8), params={"batch_size": 4}, progress=print, **options)
     assert seen == {"batch_size": 4, "device": "cuda"}  # GPU workers run the model on cuda...
@@ -263,7 +263,7 @@ def test_ray_encoding_makes_the_local_model_calls(  # type: ignore[no-untyped-de
     with_cache: bool,
 ) -> None:
     monkeypatch.setattr(embedcache, "_WRITE_CHUNK", 50)  # the cache's chunks, seen by both engines
-    monkeypatch.setattr("rankgate.bench.ray_engine._WRITE_CHUNK", 50)
+    monkeypatch.setattr("rankgate.bench.ray_search._WRITE_CHUNK", 50)
     data = load_dataset("demo")
     texts = list(data.doc_texts)
     params = {"batch_size": 4, "normalize": False}  # 32 texts per model call

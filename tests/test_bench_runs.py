@@ -18,8 +18,9 @@ from rankgate.bench.matrix import plan_from_dict
 from rankgate.bench.progress import SILENT, Progress
 from rankgate.bench.record import record_report
 from rankgate.bench.retrievers.bm25 import BM25Retriever
+from rankgate.evaluation.evaluate import evaluate
 from rankgate.io import read_qrels, read_run
-from rankgate.measures.evaluate import evaluate
+from rankgate.render.bench import render as render_bench
 from tests.bench_support import bm25_reference, factory_of, hashing, is_top_k, write_beir
 
 
@@ -128,7 +129,7 @@ def test_metrics_equal_rankgate_eval_on_the_written_run_files(small_report) -> N
 
 
 def test_json_contract_and_other_formats(small_report) -> None:  # type: ignore[no-untyped-def]
-    data = json.loads(small_report.render("json"))
+    data = json.loads(render_bench(small_report, "json"))
     assert set(data) >= {"dataset", "measures", "results", "settings", "versions", "machine", "warnings"}
     row = next(r for r in data["results"] if r["id"].startswith("dense/hnsw"))
     assert row["retriever"] == "dense" and row["index"] == "hnsw" and row["k"] == 10
@@ -142,14 +143,14 @@ def test_json_contract_and_other_formats(small_report) -> None:  # type: ignore[
     bm25 = data["results"][0]
     assert (bm25["retriever"], bm25["index"], bm25["neighbor_recall"]) == ("bm25", None, None)
     assert any("ivf-pq: 200 vectors to train" in w for w in data["warnings"])
-    lines = small_report.render("jsonl").splitlines()
+    lines = render_bench(small_report, "jsonl").splitlines()
     assert [json.loads(line)["id"] for line in lines] == [r["id"] for r in data["results"]]
-    table = list(csv.DictReader(io.StringIO(small_report.render("csv"))))
+    table = list(csv.DictReader(io.StringIO(render_bench(small_report, "csv"))))
     assert table[0]["retriever"] == "bm25" and float(table[0]["nDCG@10"]) == pytest.approx(bm25["metrics"]["nDCG@10"])
-    markdown = small_report.render("markdown").splitlines()
+    markdown = render_bench(small_report, "markdown").splitlines()
     assert markdown[2].startswith("| retriever | index | k | nDCG@10 |")
     assert len([m for m in markdown if m.startswith("| ")]) == 2 + len(data["results"])
-    text = small_report.render("table")
+    text = render_bench(small_report, "table")
     assert "hybrid:rrf" in text and "nbr recall" in text
 
 
@@ -163,7 +164,7 @@ def test_report_json_is_accepted_by_rankgate_report(small_report, tmp_path: Path
 
 
 def test_results_are_recorded_in_the_store(small_report, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from rankgate.gate.store import open_store
+    from rankgate.store.base import open_store
 
     qrels = load_dataset("demo").qrels
     db = tmp_path / "results.db"

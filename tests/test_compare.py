@@ -1,4 +1,4 @@
-"""`rankgate compare` and `rankgate.stats.comparison.compare` on the demo collection."""
+"""`rankgate compare` and `rankgate.comparison.compare.compare` on the demo collection."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from scipy import stats as scipy_stats
 
 import rankgate
 from rankgate.cli import main
+from rankgate.comparison.compare import compare
 from rankgate.data import demo_qrels_path, demo_run_path
-from rankgate.stats.comparison import compare
 
 QRELS = str(demo_qrels_path())
 RUNS = [str(demo_run_path(n)) for n in ("bm25", "dense", "keyword_first")]
@@ -266,7 +266,7 @@ def test_all_pairs_tukey(capsys):
 
 
 def test_compare_results_equals_compare_on_stored_results():
-    from rankgate.stats.comparison import compare, compare_results
+    from rankgate.comparison.compare import compare, compare_results
 
     measures = ["nDCG@10", "R@100", "RR@10"]
     direct = compare(QRELS, RUNS[:2], measures, seed=3)
@@ -281,8 +281,8 @@ def test_compare_results_equals_compare_on_stored_results():
 
 
 def test_compare_results_refuses_results_with_other_measures():
+    from rankgate.comparison.compare import compare_results
     from rankgate.errors import InputError
-    from rankgate.stats.comparison import compare_results
 
     a = rankgate.evaluate(QRELS, RUNS[0], ["nDCG@10"])
     b = rankgate.evaluate(QRELS, RUNS[1], ["R@100"])

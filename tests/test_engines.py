@@ -14,9 +14,9 @@ import pytest
 
 import rankgate
 from rankgate.cli import main
-from rankgate.engine import blocks
-from rankgate.engine.outofcore import evaluate_out_of_core, parse_memory
 from rankgate.errors import ConfigError, InputError
+from rankgate.evaluation.engines.outofcore import evaluate_out_of_core, parse_memory
+from rankgate.io import blocks
 
 from .randomized import random_collection
 
@@ -172,7 +172,7 @@ def write_shards(tmp: Path, lines: list[str], n: int, kind: str) -> Path:
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["parquet", "trec"])
 def test_ray_equals_local(tmp_path, ray_cluster, kind):
-    from rankgate.engine.ray_engine import evaluate_ray
+    from rankgate.evaluation.engines.ray import evaluate_ray
 
     qrels, _, lines = write_collection(tmp_path, 9, shuffle=True, n_queries=60)
     folder = write_shards(tmp_path, lines, 3, kind)
@@ -211,8 +211,8 @@ def test_ray_through_the_cli_and_errors(tmp_path, ray_cluster, capsys):
 def test_ray_bad_address_fails_before_joining(tmp_path, monkeypatch):
     """A cluster address nobody listens on stops at once (``ray.init`` would wait for minutes)."""
     ray = pytest.importorskip("ray")
-    from rankgate.engine.ray_engine import evaluate_ray
     from rankgate.errors import BackendError
+    from rankgate.evaluation.engines.ray import evaluate_ray
 
     def never(*args, **kwargs):
         raise AssertionError("ray.init was called")
@@ -301,7 +301,7 @@ def test_compare_gate_and_store_on_ray_shards_equal_local(tmp_path, ray_cluster,
     assert main(["store", "add", str(qrels), str(shards["new"]), "-m", "nDCG@10", "--store", str(store),
                  "--engine", "ray", "--name", "new"]) in (0, None)  # fmt: skip
     capsys.readouterr()
-    from rankgate.gate.store import open_store
+    from rankgate.store.base import open_store
 
     with open_store(str(store)) as opened:
         stored = opened.resolve("latest").to_results()

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 import rankgate
-from rankgate.core.groups import MIN_GROUP, UNTAGGED, check_tag_names, group_rows, tag_names
 from rankgate.errors import ConfigError
+from rankgate.evaluation.groups import MIN_GROUP, UNTAGGED, check_tag_names, group_rows, tag_names
 from rankgate.stats.bootstrap import bootstrap_ci_columns
 from tests.cli_support import invoke
 

@@ -11,13 +11,13 @@ import pytest
 
 import rankgate
 from rankgate.cli import main
-from rankgate.core.results import Results
 from rankgate.data import demo_dir, demo_qrels_path, demo_run_path
 from rankgate.errors import ConfigError
-from rankgate.gate.comment import headline, markdown
+from rankgate.evaluation.results import Results
 from rankgate.gate.config import load_config, metric_from_name
 from rankgate.gate.decide import GateOutcome, decide_gate, verdict
 from rankgate.measures.parse import parse_measure
+from rankgate.render.gate import headline, markdown
 
 ISSUE_CONFIG = """\
 gates:
@@ -375,7 +375,7 @@ def test_stored_baseline_needs_a_store(capsys, config_file):
 # With a results store: record, stored baselines, qrels fingerprints
 # ---------------------------------------------------------------------------------------------
 def test_store_records_every_run_and_gates_against_the_stored_baseline(capsys, tmp_path, monkeypatch):
-    from rankgate.gate.store import open_store
+    from rankgate.store.base import open_store
 
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     for var in ("GITHUB_HEAD_REF", "GITHUB_EVENT_PATH", "GITHUB_REF"):
@@ -412,7 +412,7 @@ def test_store_records_every_run_and_gates_against_the_stored_baseline(capsys, t
 
 
 def test_baseline_on_other_qrels_is_refused_unless_allowed(capsys, tmp_path):
-    from rankgate.gate.store import open_store
+    from rankgate.store.base import open_store
 
     db = str(tmp_path / "results.db")
     code, *_ = cli(capsys, "gate", "--qrels", QRELS, "--run", DENSE, "--config", DEMO_GATES, "--store", db)

@@ -126,7 +126,7 @@ def test_golden_verdicts_are_the_cases_they_claim():
 
 @pytest.mark.slow
 def test_two_gate_runs_writing_one_store_at_once_both_land(tmp_path):
-    from rankgate.gate.store import open_store
+    from rankgate.store.base import open_store
 
     db = tmp_path / "results.db"
     open_store(str(db)).close()

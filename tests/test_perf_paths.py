@@ -18,7 +18,7 @@ import rankgate
 import rankgate.core.columns as columns_module
 import rankgate.core.run as run_module
 import rankgate.core.run_scan as scan_module
-import rankgate.measures.join as join_module
+import rankgate.evaluation.join as join_module
 from rankgate.core.columns import group_offsets, intern_ordered, take_rows
 from rankgate.core.hashing import hash_filter_rows, high_words, string_hashes
 from rankgate.core.parallel import parallel_map

@@ -13,7 +13,7 @@ import pytest
 
 # Imported here so that pytester's in-process runs find numpy & co. already loaded (they
 # restore sys.modules afterwards, and numpy cannot be loaded twice in one process).
-import rankgate.measures.evaluate  # noqa: F401
+import rankgate.evaluation.evaluate  # noqa: F401
 from rankgate.errors import ConfigError, InputError, MeasureError
 from rankgate.pytest_plugin import QualityFailure, assert_quality, check_quality
 

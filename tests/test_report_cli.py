@@ -63,10 +63,10 @@ def test_report_from_eval_compare_gate_and_store(outputs, tmp_path: Path, capsys
 def test_report_from_the_store_alone(outputs, tmp_path: Path, capsys):
     from datetime import datetime, timedelta, timezone
 
-    from rankgate.gate.provenance import Provenance
-    from rankgate.gate.store import open_store
+    from rankgate.evaluation.evaluate import evaluate
     from rankgate.io import read_qrels, read_run
-    from rankgate.measures.evaluate import evaluate
+    from rankgate.store.base import open_store
+    from rankgate.store.provenance import Provenance
 
     # The store holds the gated candidate (recorded by the gate); main's run of yesterday becomes the baseline.
     with open_store(outputs["store"]) as store:
@@ -125,7 +125,7 @@ def test_usage_errors(outputs, tmp_path: Path, capsys, monkeypatch):
     assert code == 2 and "--out" in err
     code, _, err = cli(capsys, "report", "--store", str(tmp_path / "none.db"), "-o", str(tmp_path / "r.html"))
     assert code == 2 and "no results store at" in err
-    from rankgate.gate.store import open_store
+    from rankgate.store.base import open_store
 
     open_store(tmp_path / "empty.db").close()
     code, _, err = cli(capsys, "report", "--store", str(tmp_path / "empty.db"), "-o", str(tmp_path / "r.html"))

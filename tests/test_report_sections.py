@@ -128,8 +128,8 @@ def test_bench_points_and_rows():
 
 
 def _store_with_history():
-    from rankgate.gate.provenance import Provenance
-    from rankgate.gate.store import open_store
+    from rankgate.store.base import open_store
+    from rankgate.store.provenance import Provenance
 
     qrels = {"q1": {"d1": 1}, "q2": {"d2": 1}}
     runs = [

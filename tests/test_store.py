@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 
 import rankgate
-from rankgate.core.results import Results
 from rankgate.errors import BackendError, InputError
-from rankgate.gate import store_schema
-from rankgate.gate.fingerprint import qrels_fingerprint, query_fingerprint
-from rankgate.gate.provenance import Provenance
-from rankgate.gate.store import StoredResult, check_baseline_compatible, open_store
+from rankgate.evaluation.results import Results
 from rankgate.measures.parse import parse_measure
+from rankgate.store import schema as store_schema
+from rankgate.store.base import StoredResult, check_baseline_compatible, open_store
+from rankgate.store.fingerprint import qrels_fingerprint, query_fingerprint
+from rankgate.store.provenance import Provenance
 
 QRELS = {"q1": {"d1": 1, "d2": 0, "d3": 1}, "q2": {"d4": 2, "d5": 0}, "q3": {"d7": 1}}
 RUN = {"q1": {"d2": 3.0, "d1": 2.0, "d9": 1.0}, "q2": {"d4": 5.0, "d5": 4.0}}

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rankgate.gate.provenance import Provenance
-from rankgate.gate.store import open_store
+from rankgate.store.base import open_store
+from rankgate.store.provenance import Provenance
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -26,10 +26,10 @@ CHILD = r"""
 import os, signal, sys, time
 from pathlib import Path
 import numpy as np
-from rankgate.core.results import Results
+from rankgate.evaluation.results import Results
 from rankgate.measures.parse import parse_measure
-from rankgate.gate.provenance import Provenance
-from rankgate.gate.store import open_store
+from rankgate.store.provenance import Provenance
+from rankgate.store.base import open_store
 
 path, tag, adds, n, mode, go, inside = sys.argv[1:8]
 adds, n = int(adds), int(n)
@@ -207,7 +207,7 @@ def test_writer_killed_at_random_moments(tmp_path: Path) -> None:
 # of two converting connections "database is locked" at once, ignoring the busy timeout.
 WAL_CHILD = r"""
 import os, sys
-from rankgate.gate.store_engine import WRITE_OPTION, create_engine, parse_location
+from rankgate.store.connect import WRITE_OPTION, create_engine, parse_location
 
 engine = create_engine(parse_location(sys.argv[1]))
 while not os.path.exists(sys.argv[2]):

@@ -11,7 +11,7 @@ import pytest
 
 import rankgate
 from rankgate.core.qrels import Qrels
-from rankgate.gate.fingerprint import QRELS_DOMAIN, qrels_fingerprint, query_fingerprint
+from rankgate.store.fingerprint import QRELS_DOMAIN, qrels_fingerprint, query_fingerprint
 
 TRIPLES = [("q1", "d1", 1), ("q1", "d2", 0), ("q1", "d10", 2), ("q2", "d4", 2), ("q10", "d1", -1), ("q2", "é", 1)]
 

@@ -10,8 +10,8 @@ import pytest
 import rankgate
 from rankgate.cli import main
 from rankgate.errors import BackendError, InputError
-from rankgate.gate.provenance import Provenance
-from rankgate.gate.store import check_baseline_compatible, open_store
+from rankgate.store.base import check_baseline_compatible, open_store
+from rankgate.store.provenance import Provenance
 from tests import postgres_support
 from tests.postgres_support import PostgresServer
 from tests.test_store import QRELS, RUN, evaluated, random_results

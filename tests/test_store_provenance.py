@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rankgate.gate.provenance import Provenance, detect
+from rankgate.store.provenance import Provenance, detect
 
 NOW = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
 GITHUB = {

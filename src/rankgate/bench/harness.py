@@ -13,7 +13,7 @@ each configuration and each k:
 
 With ``plan.engine`` ray, the cluster is joined first (a bad address fails before any work),
 and dense retrievers encode their corpus and search exact indexes on it
-(`rankgate.bench.ray_engine`); everything else, and every result, is the local engine's.
+(`rankgate.bench.ray_search`); everything else, and every result, is the local engine's.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def run_benchmark(
     Returns:
         A `BenchReport`; each `ConfigResult` keeps its `Results` (per query) and `Run`.
     """
-    from rankgate.measures.evaluate import evaluate
+    from rankgate.evaluation.evaluate import evaluate
 
     ray_bench = _connect(plan)
     data = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, split=plan.split)
@@ -300,8 +300,8 @@ def _connect(plan: BenchPlan) -> Any:
     """
     if plan.engine.kind != "ray":
         return None
-    from rankgate.bench.ray_engine import RayBench
-    from rankgate.engine.ray_cluster import check_address
+    from rankgate.bench.ray_search import RayBench
+    from rankgate.evaluation.engines.ray_cluster import check_address
 
     check_address(plan.engine.address)
     if not any(s.kind == "dense" for s in plan.retrievers):
@@ -333,7 +333,7 @@ def _settings(
 
 def _versions() -> dict[str, Any]:
     from rankgate.bench._deps import version_of
-    from rankgate.measures.evaluate import versions
+    from rankgate.evaluation.evaluate import versions
 
     out: dict[str, Any] = dict(versions())
     for module in ("faiss", "bm25s", "sentence_transformers", "torch", "ray"):

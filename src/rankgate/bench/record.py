@@ -1,4 +1,4 @@
-"""Record a benchmark's configurations in the results store (`rankgate.gate.store`).
+"""Record a benchmark's configurations in the results store (`rankgate.store.base`).
 
 Each configuration becomes one stored result: its per-query values (so ``compare``, ``gate``
 and ``report`` can use it like any ``rankgate eval`` result), named by its configuration id
@@ -43,7 +43,7 @@ def record_report(
 
     Args:
         report: what `rankgate.bench.run_benchmark` returned.
-        store: an open store (`rankgate.gate.store.open_store`), or its URL / path.
+        store: an open store (`rankgate.store.base.open_store`), or its URL / path.
         qrels: the judgments the report was evaluated on (their fingerprint is stored).
         labels: extra labels kept on every result (they replace ours of the same key).
 
@@ -54,7 +54,7 @@ def record_report(
         InputError, BackendError: the store cannot be opened or written.
     """
     if isinstance(store, str | os.PathLike):
-        from rankgate.gate.store import open_store
+        from rankgate.store.base import open_store
 
         with open_store(store) as opened:
             return record_report(report, opened, qrels=qrels, labels=labels)

@@ -13,15 +13,13 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from rankgate.core.results import Results
 from rankgate.core.run import Run
+from rankgate.evaluation.results import Results
 
 CAPTION = (
     "latency: one query at a time, encode + search; search q/s: one batch of all queries, search alone; "
@@ -138,22 +136,6 @@ class BenchReport:
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
-    def render(self, fmt: str) -> str:
-        """The report as ``table``, ``json``, ``jsonl`` (one configuration per line), ``csv`` or ``markdown``."""
-        if fmt == "markdown":
-            return self._markdown()
-        if fmt == "json":
-            return self.to_json()
-        if fmt == "jsonl":
-            return "".join(json.dumps(r.to_dict(), allow_nan=False) + "\n" for r in self.results)
-        if fmt == "csv":
-            return self._csv()
-        if fmt == "table":
-            from rankgate.report.eval_output import to_text
-
-            return to_text(self.table(), width=200)
-        raise ValueError(f"unknown format {fmt!r}")
-
     def rows(self) -> list[dict[str, Any]]:
         """Flat rows: configuration, metrics, neighbor recall and costs (the summary table's cells)."""
         out = []
@@ -171,53 +153,6 @@ class BenchReport:
             row["enc texts/s"] = (r.encoding or {}).get("texts_per_s")
             out.append(row)
         return out
-
-    def table(self) -> Any:
-        """A rich table of `rows` with a caption on the dataset."""
-        from rich.table import Table
-
-        rows = self.rows()
-        d = self.dataset
-        t = Table(
-            title=f"rankgate bench: {d.get('name')} ({d.get('documents')} docs, {d.get('queries')} queries)",
-            caption=CAPTION,
-        )
-        columns = list(rows[0]) if rows else ["retriever", "index", "k"]
-        for c in columns:
-            t.add_column(c, justify="left" if c in ("retriever", "index") else "right")
-        for row in rows:
-            t.add_row(*(_cell(c, row[c]) for c in columns))
-        return t
-
-    def _markdown(self) -> str:
-        rows = self.rows()
-        d = self.dataset
-        lines = [
-            f"**rankgate bench**: {d.get('name')} ({d.get('documents')} docs, {d.get('queries')} queries)",
-            "",
-        ]
-        if rows:
-            columns = list(rows[0])
-            align = ["---" if c in ("retriever", "index") else "---:" for c in columns]
-            lines.append("| " + " | ".join(columns) + " |")
-            lines.append("| " + " | ".join(align) + " |")
-            for row in rows:
-                cells = (_cell(c, row[c]).replace("|", "\\|") for c in columns)
-                lines.append("| " + " | ".join(cells) + " |")
-            lines.append("")
-        lines.append(f"_{CAPTION}_")
-        return "\n".join(lines) + "\n"
-
-    def _csv(self) -> str:
-        rows = self.rows()
-        buf = io.StringIO()
-        if not rows:
-            return ""
-        writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: "" if v is None else v for k, v in row.items()})
-        return buf.getvalue()
 
 
 def config_id(retriever: str, index: str | None, params: dict[str, Any], k: int) -> str:
@@ -240,22 +175,6 @@ def index_label(index: str | None, params: dict[str, Any]) -> str:
 
 def _index_label(r: ConfigResult) -> str:
     return index_label(r.index, r.params)
-
-
-def _cell(column: str, value: Any) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    if column in ("retriever", "index", "k"):
-        return str(value)
-    if column in ("search q/s", "enc texts/s"):
-        return f"{value:,.0f}"
-    if column in ("p50 ms", "p95 ms", "p99 ms"):
-        return f"{value:.2f}"
-    if column == "build s":
-        return f"{value:.2f}"
-    if column == "index MB":
-        return f"{value:.2f}"
-    return f"{value:.4f}"
 
 
 def _finite(value: float) -> float | None:

@@ -15,8 +15,8 @@ from typing import Any
 
 from rankgate.bench.chunking import ChunkSpec
 from rankgate.bench.indexes import IndexSpec
-from rankgate.engine.choice import ENGINES
 from rankgate.errors import ConfigError
+from rankgate.evaluation.engines.choice import ENGINES
 
 RETRIEVER_KINDS: tuple[str, ...] = ("bm25", "dense", "hybrid", "rerank")
 DEFAULT_MEASURES: tuple[str, ...] = ("nDCG@10", "R@10", "R@100", "RR@10", "AP")
@@ -105,7 +105,7 @@ class LatencySpec:
 
 @dataclass(frozen=True)
 class EngineSpec:
-    """Where the work runs: ``local`` (this process) or ``ray`` (see `rankgate.bench.ray_engine`).
+    """Where the work runs: ``local`` (this process) or ``ray`` (see `rankgate.bench.ray_search`).
 
     Attributes:
         kind: local or ray.

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from rankgate import __version__
+from rankgate._version import __version__
 
 _COMMANDS = {
     "eval": ("rankgate.cli.eval_cmd", "eval_command", "Evaluate a run against relevance judgments."),

@@ -189,7 +189,7 @@ def bench_command(
     data = load_dataset(where, split=plan.split)
     results_store = None
     if store and not no_record:  # opened first: a bad location fails before the work, not after
-        from rankgate.gate.store import open_store
+        from rankgate.store.base import open_store
 
         results_store = open_store(store)
     runs_dir = None if no_runs else (out_dir or f"bench-runs/{_safe(data.name)}")
@@ -227,7 +227,9 @@ def bench_command(
             f.write(report.to_json() + "\n")
         if not quiet:
             click.echo(f"run files and bench.json in {runs_dir}", err=True)
-    emit(report.render(fmt), output)
+    from rankgate.render.bench import render
+
+    emit(render(report, fmt), output)
     warn(report.warnings)
 
 

@@ -19,7 +19,7 @@ from rankgate.cli.options import (
 )
 
 if TYPE_CHECKING:
-    from rankgate.engine.choice import EngineChoice
+    from rankgate.evaluation.engines.choice import EngineChoice
 
 DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10")
 
@@ -114,9 +114,9 @@ def compare_command(
     With --engine ray (or --memory), each run (a file, a folder or a glob of shards) is
     evaluated there first; the statistics are the same as for runs read in memory.
     """
+    from rankgate.comparison.compare import compare
     from rankgate.io.tags import read_query_tags
-    from rankgate.report.compare_output import render
-    from rankgate.stats.comparison import compare
+    from rankgate.render.compare import render
 
     tags = read_query_tags(tags_path) if tags_path else None
     wanted = split_measures(measures) or list(DEFAULT_MEASURES)

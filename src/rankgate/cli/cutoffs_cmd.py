@@ -54,7 +54,7 @@ def cutoffs_command(
       rankgate cutoffs qrels.txt bm25.txt dense.txt -m R -m nDCG -k 1,5,10,20
     """
     from rankgate.errors import ConfigError
-    from rankgate.measures.evaluate import evaluate
+    from rankgate.evaluation.evaluate import evaluate
     from rankgate.measures.registry import Measure
 
     try:
@@ -92,7 +92,7 @@ def cutoffs_command(
         return
     from rich.table import Table
 
-    from rankgate.report.eval_output import to_text
+    from rankgate.render.eval import to_text
 
     t = Table(title="measure at cutoff k (mean over queries)")
     t.add_column("run")

@@ -46,8 +46,8 @@ def demo_command(fmt: str, report_path: str, no_report: bool, no_bench: bool) ->
     from rich.table import Table
 
     from rankgate.data import DEMO_RUNS, demo_dir, demo_qrels_path, demo_query_tags, demo_run_path
+    from rankgate.evaluation.evaluate import evaluate
     from rankgate.io import read_qrels, read_run
-    from rankgate.measures.evaluate import evaluate
 
     qrels = read_qrels(demo_qrels_path())
     results = {name: evaluate(qrels, read_run(demo_run_path(name)), DEMO_MEASURES) for name in DEMO_RUNS}
@@ -121,11 +121,11 @@ def _demo_gate() -> Any:
     except ImportError:
         return None
     from rankgate.data import DEMO_CANDIDATE, demo_gates_path, demo_qrels_path, demo_run_path
+    from rankgate.evaluation.evaluate import evaluate
     from rankgate.gate.config import load_config
     from rankgate.gate.runner import run_gate
-    from rankgate.gate.store import open_store
     from rankgate.io import read_qrels, read_run
-    from rankgate.measures.evaluate import evaluate
+    from rankgate.store.base import open_store
 
     config = load_config(demo_gates_path())
     qrels = read_qrels(demo_qrels_path())
@@ -138,7 +138,7 @@ def _demo_gate() -> Any:
 
 def _print_gate(console: Any, report: Any) -> None:
     from rankgate.data import demo_gates_path
-    from rankgate.gate.comment import markdown, plain_text
+    from rankgate.render.gate import markdown, plain_text
 
     console.print()
     console.print(
@@ -164,12 +164,12 @@ def _demo_bench() -> Any:
 
 
 def _print_bench(console: Any, bench: Any) -> None:
-    from rankgate.bench.demo import demo_bench_table
+    from rankgate.render.bench import demo_table
 
     if bench is None:
         console.print("[dim]pip install 'rankgate[bench]' to benchmark BM25 and MiniLM (rankgate bench demo)[/dim]")
     else:
-        console.print(demo_bench_table(bench.rows()))
+        console.print(demo_table(bench.rows()))
 
 
 def _write_report(path: str, bench: Any) -> tuple[Any, str | None]:

@@ -17,8 +17,8 @@ from rankgate.cli.options import (
 )
 
 if TYPE_CHECKING:
-    from rankgate.core.results import Results
-    from rankgate.engine.choice import EngineChoice
+    from rankgate.evaluation.engines.choice import EngineChoice
+    from rankgate.evaluation.results import Results
 
 DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10", "AP", "P@10")
 
@@ -97,7 +97,7 @@ def eval_command(
       rankgate eval qrels.txt 'shards/*.parquet' -m nDCG@10 --engine ray --ray-address auto
     """
     from rankgate.measures.parse import parse_measures
-    from rankgate.report.eval_output import render
+    from rankgate.render.eval import render
 
     wanted = parse_measures(split_measures(measures) or list(DEFAULT_MEASURES))
     tags, tag_names = _read_tags(tags_path, group_by)  # before evaluating: a bad file fails fast
@@ -129,8 +129,8 @@ def _read_tags(
     path: str | None, group_by: tuple[str, ...]
 ) -> tuple[dict[str, dict[str, str]] | None, list[str] | None]:
     """The query tags of ``--tags`` and the tags to group by (``None``: all), checked."""
-    from rankgate.core.groups import check_tag_names, tag_names
     from rankgate.errors import InputError
+    from rankgate.evaluation.groups import check_tag_names, tag_names
     from rankgate.io.tags import read_query_tags
 
     names = split_measures(group_by)  # commas, as for -m

@@ -10,7 +10,7 @@ import click
 from rankgate.cli.options import emit, engine_options, output_file_option, store_option, warn
 
 if TYPE_CHECKING:
-    from rankgate.engine.choice import EngineChoice
+    from rankgate.evaluation.engines.choice import EngineChoice
 
 FORMATS = ("text", "markdown", "json", "junit")
 
@@ -91,10 +91,10 @@ def gate_command(
           severity: error               # error blocks; warning reports
           mode: noninferiority          # decide on the CI of the paired delta
     """
-    from rankgate.gate.comment import markdown, plain_text
-    from rankgate.gate.junit import junit_xml
     from rankgate.gate.runner import run_gate
     from rankgate.io.source import atomic_writer
+    from rankgate.render.gate import markdown, plain_text
+    from rankgate.render.junit import junit_xml
 
     tags = None
     if tags_path:

@@ -174,9 +174,9 @@ def label_command(ctx: click.Context, **opts: Any) -> None:
 def _run(opts: dict[str, Any]) -> None:
     from rankgate.label.export import coverage, label_distribution
     from rankgate.label.pipeline import job_from_options, run_job
-    from rankgate.label.render import coverage_digest, coverage_table, estimate_table, report_table
     from rankgate.label.runner import Estimate
-    from rankgate.report.eval_output import to_text
+    from rankgate.render.eval import to_text
+    from rankgate.render.label import coverage_digest, coverage_table, estimate_table, report_table
 
     fmt, per_query = opts.pop("fmt"), opts.pop("per_query")
     renames = {"queries_path": "queries", "judge_kind": "judge", "prompt_path": "prompt", "existing_path": "existing"}
@@ -338,8 +338,8 @@ def agreement_command(
     from rankgate.io.readers import read_qrels, read_run
     from rankgate.label.agreement import label_agreement, ranking_correlation
     from rankgate.label.prompts import SCALES
-    from rankgate.label.render import agreement_tables
-    from rankgate.report.eval_output import to_text
+    from rankgate.render.eval import to_text
+    from rankgate.render.label import agreement_tables
 
     ref, cand = read_qrels(reference), read_qrels(candidate)
     labels = None if scale == "observed" else SCALES[scale]
@@ -402,7 +402,7 @@ def judges_command(store_path: str, fmt: str) -> None:
     from rich.table import Table
 
     from rankgate.label.store import JudgmentStore
-    from rankgate.report.eval_output import to_text
+    from rankgate.render.eval import to_text
 
     with JudgmentStore(store_path) as store:
         rows = store.judges()

@@ -132,11 +132,11 @@ def semantics_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Add --engine, --ray-address, --memory and --partitions; the command gets one ``engine``
-    (`rankgate.engine.choice.EngineChoice`), whose ``evaluate`` reads and evaluates run files."""
+    (`rankgate.evaluation.engines.choice.EngineChoice`), whose ``evaluate`` reads and evaluates run files."""
 
     @functools.wraps(func)
     def command(*args: Any, **kwargs: Any) -> Any:
-        from rankgate.engine.choice import EngineChoice
+        from rankgate.evaluation.engines.choice import EngineChoice
 
         kind, address = kwargs.pop("engine"), kwargs.pop("ray_address")
         if address is not None and kind != "ray":

@@ -126,7 +126,7 @@ def stored_inputs(
     store_url: str | None, *, branch: str | None = None, name: str | None = None, baseline_key: str = "default"
 ) -> list[dict[str, Any]]:
     """The store's baseline and its latest result (of ``branch``/``name``) as eval inputs, baseline first."""
-    from rankgate.gate.store import open_store
+    from rankgate.store.base import open_store
 
     with open_store(store_url, create=False) as store:
         base = store.baseline(key=baseline_key)

@@ -21,9 +21,9 @@ from rankgate.cli.options import (
 )
 
 if TYPE_CHECKING:
-    from rankgate.engine.choice import EngineChoice
-    from rankgate.gate.store import StoredResult
-    from rankgate.gate.store_sql import SQLStore
+    from rankgate.evaluation.engines.choice import EngineChoice
+    from rankgate.store.base import StoredResult
+    from rankgate.store.sql import SQLStore
 
 
 DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10", "AP", "P@10")
@@ -31,7 +31,7 @@ TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 
 
 def _open(store_url: str | None, *, create: bool = False) -> SQLStore:
-    from rankgate.gate.store import open_store
+    from rankgate.store.base import open_store
 
     return open_store(store_url, create=create)
 
@@ -95,8 +95,8 @@ def add_command(
     """
     import dataclasses
 
-    from rankgate.gate.provenance import detect
     from rankgate.measures.parse import parse_measures
+    from rankgate.store.provenance import detect
 
     extra = parse_labels(labels)
     wanted = parse_measures(split_measures(measures) or list(DEFAULT_MEASURES))
@@ -235,7 +235,7 @@ def _show(result: StoredResult, *, per_query: bool, fmt: str, keys: list[str]) -
     if fmt == "json":
         emit(json.dumps({**result.to_dict(per_query=per_query), "baseline_for": keys}, indent=2), None)
         return
-    from rankgate.report.eval_output import table
+    from rankgate.render.eval import table
 
     fields = [
         ("result", str(result.id)),
@@ -278,7 +278,7 @@ def _list_table(found: list[StoredResult], keys: dict[int, list[str]]) -> Any:
 
 
 def _text(renderable: Any) -> str:
-    from rankgate.report.eval_output import to_text
+    from rankgate.render.eval import to_text
 
     return to_text(renderable, width=140)
 

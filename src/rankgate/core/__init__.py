@@ -1,7 +1,9 @@
-"""Core data: `Qrels`, `Run` (columnar, grouped by query) and `Results`."""
+"""Core data: `Qrels` and `Run` (columnar, ids interned, grouped by query), columns, hashing.
+
+The ground floor: nothing here imports another rankgate package (but `rankgate.errors`).
+"""
 
 from rankgate.core.qrels import Qrels
-from rankgate.core.results import Results
 from rankgate.core.run import Run
 
-__all__ = ["Qrels", "Results", "Run"]
+__all__ = ["Qrels", "Run"]

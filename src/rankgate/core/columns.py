@@ -363,3 +363,19 @@ def byte_order_rank(values: pa.StringArray | pa.ChunkedArray) -> np.ndarray:
         step = np.concatenate([[0], (~eq).astype(np.int64)])
         ranks[order] = np.cumsum(step)
     return ranks
+
+
+def arrow_to_frame(table: pa.Table, backend: str) -> Any:
+    """A pandas or polars DataFrame of ``table`` (the extra must be installed)."""
+    if backend == "pandas":
+        try:
+            return table.to_pandas()
+        except ImportError:
+            raise ImportError("to_frame('pandas') needs pandas: pip install 'rankgate[pandas]'") from None
+    if backend == "polars":
+        try:
+            import polars as pl
+        except ImportError:
+            raise ImportError("to_frame('polars') needs polars: pip install 'rankgate[polars]'") from None
+        return pl.from_arrow(table)
+    raise ValueError(f"The 'backend' parameter must be 'pandas' or 'polars'. Got {backend!r} instead.")

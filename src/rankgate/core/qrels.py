@@ -10,19 +10,13 @@ import pyarrow as pa
 
 from rankgate.core.columns import (
     DUPLICATE_POLICIES,
+    arrow_to_frame,
     as_strings,
     duplicate_keep_mask,
     group_offsets,
     take_rows,
 )
-from rankgate.core.run import (
-    RowLocator,
-    _check_ids,
-    _default_locator,
-    arrow_to_frame,
-    intern_query_ids,
-    mapping_locator,
-)
+from rankgate.core.ids import RowLocator, check_ids, default_locator, intern_query_ids, mapping_locator
 from rankgate.errors import InputError
 
 
@@ -53,7 +47,7 @@ class Qrels:
         qcol = as_strings(query_ids)
         dcol = as_strings(doc_ids)
         raw = np.asarray(grades)
-        locate = locate or _default_locator(source or "<qrels>")
+        locate = locate or default_locator(source or "<qrels>")
         if not (len(qcol) == len(dcol) == len(raw)):
             raise InputError(
                 f"query ids, doc ids and grades differ in length ({len(qcol)}, {len(dcol)}, {len(raw)})",
@@ -62,7 +56,7 @@ class Qrels:
         grade = _integer_grades(raw, locate)
         self.source = source
         interned = intern_query_ids(qcol, locate)
-        _check_ids(interned, dcol, locate)
+        check_ids(interned, dcol, locate)
         codes = interned.codes.astype(np.int64)
         self.query_ids: pa.StringArray = interned.values
 
@@ -114,13 +108,6 @@ class Qrels:
                 gs.append(g)
         kwargs.setdefault("locate", mapping_locator(source, qs, ds))
         return cls(qs, ds, np.asarray(gs, dtype=object) if gs else np.zeros(0, np.int64), **kwargs)
-
-    @classmethod
-    def from_file(cls, path: str, *, format: str | None = None, **kwargs: Any) -> Qrels:
-        """Read a qrels file (TREC, JSON, JSONL, CSV/TSV incl. BEIR, Parquet; compressed or not)."""
-        from rankgate.io import read_qrels
-
-        return read_qrels(path, format=format, **kwargs)
 
     @property
     def num_rows(self) -> int:

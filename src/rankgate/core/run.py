@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from functools import cached_property
 from typing import Any
 
@@ -12,32 +12,23 @@ import pyarrow.compute as pc
 
 from rankgate.core.columns import (
     DUPLICATE_POLICIES,
-    Interned,
+    arrow_to_frame,
     as_string_array,
     as_strings,
     byte_order_rank,
     column_to_numpy,
-    first_empty,
     group_offsets,
-    intern_ordered,
     keep_mask,
     take_rows,
 )
 from rankgate.core.hashing import hash_filter_rows, high_words, string_hashes
+from rankgate.core.ids import RowLocator, check_ids, default_locator, intern_query_ids, mapping_locator
 from rankgate.core.parallel import parallel_map
 from rankgate.core.run_scan import find_self_matches, scan_doc_ids, tied_neighbours
 from rankgate.errors import InputError
 
 TIE_POLICIES: tuple[str, ...] = ("trec", "input")
 _MAX_FILTER_IDS = 1 << 24  # more judged pairs than this: the filter tables pass too many rows
-
-RowLocator = Callable[[int], str]
-"""Maps a 0-based input row to where it came from, e.g. ``"run.txt:17"``."""
-
-
-def _default_locator(source: str | None) -> RowLocator:
-    name = source or "<run>"
-    return lambda row: f"{name} row {row + 1}"
 
 
 class Run:
@@ -48,7 +39,7 @@ class Run:
     kept: like trec_eval, rankgate orders by score. The tie rule used by an evaluation is
     applied by `ranking_order` ("trec": doc id descending, byte-wise; "input": file order).
 
-    Build one with `Run.from_dict`, `Run.from_file` or the constructor (columns).
+    Build one with `Run.from_dict`, `rankgate.read_run` or the constructor (columns).
     """
 
     def __init__(
@@ -74,11 +65,11 @@ class Run:
                 f"query ids, doc ids and scores differ in length ({len(qcol)}, {len(dcol)}, {len(score)})",
                 source=source,
             )
-        locate = locate or _default_locator(source)
+        locate = locate or default_locator(source)
         self.name = name
         self.source = source
         interned = intern_query_ids(qcol, locate, check_used=False)  # unused ids are dropped below
-        _check_ids(interned, dcol, locate)
+        check_ids(interned, dcol, locate)
         finite = np.isfinite(score)
         if not finite.all():
             row = int(np.flatnonzero(~finite)[0])
@@ -157,13 +148,6 @@ class Run:
                 ss.append(float(score))
         kwargs.setdefault("locate", mapping_locator(source, qs, ds))
         return cls(qs, ds, ss, **kwargs)
-
-    @classmethod
-    def from_file(cls, path: str, *, format: str | None = None, **kwargs: Any) -> Run:
-        """Read a run file (TREC, JSON, JSONL, CSV/TSV, Parquet; compressed or not)."""
-        from rankgate.io import read_run
-
-        return read_run(path, format=format, **kwargs)
 
     # -- access -------------------------------------------------------------------------
     @property
@@ -306,48 +290,8 @@ class Run:
         return np.diff(self.offsets)
 
 
-def arrow_to_frame(table: pa.Table, backend: str) -> Any:
-    """A pandas or polars DataFrame of ``table`` (the extra must be installed)."""
-    if backend == "pandas":
-        try:
-            return table.to_pandas()
-        except ImportError:
-            raise ImportError("to_frame('pandas') needs pandas: pip install 'rankgate[pandas]'") from None
-    if backend == "polars":
-        try:
-            import polars as pl
-        except ImportError:
-            raise ImportError("to_frame('polars') needs polars: pip install 'rankgate[polars]'") from None
-        return pl.from_arrow(table)
-    raise ValueError(f"The 'backend' parameter must be 'pandas' or 'polars'. Got {backend!r} instead.")
-
-
-def mapping_locator(source: str, qids: list[str], docids: list[str]) -> RowLocator:
-    """Locate a row of a ``{qid: {docid: value}}`` input by its query and document."""
-    return lambda row: f"{source} (query {qids[row]!r}, document {docids[row]!r})"
-
-
 def _is_dictionary(values: object) -> bool:
     return isinstance(values, pa.Array | pa.ChunkedArray) and pa.types.is_dictionary(values.type)
-
-
-def intern_query_ids(column: Any, locate: RowLocator, *, check_used: bool = True) -> Interned:
-    """Intern the query id column, codes in byte order of the ids; a missing (null) id is an
-    input error naming its row. See `intern_ordered` for ``check_used``."""
-    if column.null_count:
-        raise InputError(f"{locate(first_empty(column))}: missing query id")
-    return intern_ordered(column, check_used=check_used)
-
-
-def _check_ids(queries: Interned, docs: pa.ChunkedArray, locate: RowLocator) -> None:
-    """Ids must be non-empty: an empty one means a field went missing."""
-    empty_query = first_empty(pa.chunked_array([queries.values]))
-    rows = np.flatnonzero(queries.codes == empty_query) if empty_query >= 0 else np.zeros(0, dtype=np.int64)
-    if len(rows):  # (an empty id that no row uses, e.g. an unused Categorical category, is dropped later)
-        raise InputError(f"{locate(int(rows[0]))}: empty query id")
-    row = first_empty(docs)
-    if row >= 0:
-        raise InputError(f"{locate(row)}: empty doc id")
 
 
 def _score_order(codes: np.ndarray, scores: np.ndarray) -> np.ndarray | None:

@@ -1,5 +1,5 @@
-"""CI quality gate: gate config, decisions, the results/baselines store, PR comments.
+"""CI quality gate: the gate config, decisions, the gate runner and the GitHub integration.
 
-Nothing heavy is imported here; each part lives in its own module (`rankgate.gate.store`,
-`rankgate.gate.provenance`, `rankgate.gate.fingerprint`, ...).
+Nothing heavy is imported here. The store the gate reads baselines from is `rankgate.store`;
+the text of its report (headline, Markdown, JUnit) is written by `rankgate.render`.
 """

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from rankgate.core.results import Results
+from rankgate.evaluation.results import Results
 from rankgate.gate.config import Gate, GateConfig
 from rankgate.stats.power import queries_needed
 from rankgate.stats.summary import paired_summary

@@ -38,13 +38,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from rankgate.errors import BackendError, ConfigError
-from rankgate.gate.comment import MARKER
 
 if TYPE_CHECKING:
     import httpx
 
 DEFAULT_API_URL = "https://api.github.com"
 API_VERSION = "2022-11-28"
+MARKER = "<!-- rankgate:gate:{key} -->"  # the hidden line that makes a comment sticky
 MAX_COMMENT_CHARS = 65_536  # GitHub refuses longer comment bodies (422)
 MAX_SUMMARY_BYTES = 1024 * 1024  # GitHub drops a step summary over 1 MiB
 PER_PAGE = 100
@@ -310,7 +310,7 @@ class _GitHub:
         timeout: float,
         sleep: Sleep,
     ) -> None:
-        from rankgate import __version__
+        from rankgate._version import __version__
 
         self._httpx = _httpx()
         self.pr = pr

@@ -10,13 +10,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from rankgate.core.groups import MIN_GROUP, group_rows
-from rankgate.core.results import Results
+from rankgate.evaluation.groups import MIN_GROUP, group_rows
+from rankgate.evaluation.results import Results
 from rankgate.gate.config import GateConfig, load_config
 from rankgate.gate.decide import GateOutcome, decide, verdict
 
 if TYPE_CHECKING:
-    from rankgate.engine.choice import EngineChoice
+    from rankgate.evaluation.engines.choice import EngineChoice
 
 EXIT_CODES = {"pass": 0, "warn": 0, "fail": 1}
 
@@ -101,8 +101,8 @@ def run_gate(
         engine: where run files are evaluated (`EngineChoice`: out of core, or a Ray cluster
             for runs sharded into files); default: in memory.
     """
-    from rankgate.gate.fingerprint import qrels_fingerprint
     from rankgate.io.coerce import as_qrels
+    from rankgate.store.fingerprint import qrels_fingerprint
 
     cfg = config if isinstance(config, GateConfig) else load_config(config)
     options = cfg.settings.model_dump()
@@ -171,9 +171,9 @@ def _evaluator(
     run_format: str | None,
 ) -> Callable[[Any, str | None], Results]:
     """``evaluate_run(run, name)``: in memory against ``q``, or a run file where ``engine`` says."""
-    from rankgate.engine.choice import EngineChoice
+    from rankgate.evaluation.engines.choice import EngineChoice
+    from rankgate.evaluation.evaluate import evaluate
     from rankgate.io.coerce import as_run
-    from rankgate.measures.evaluate import evaluate
 
     def evaluate_run(run: Any, name: str | None) -> Results:
         if isinstance(run, str | os.PathLike | list | tuple):  # files: where the engine says
@@ -199,7 +199,7 @@ def _load(convert: Any, value: Any, fmt: str | None, duplicates: str, *, kind: s
 def _open_store(store: Any) -> Any:
     if store is None or not isinstance(store, str | os.PathLike):
         return store
-    from rankgate.gate.store import open_store
+    from rankgate.store.base import open_store
 
     return open_store(str(store))
 
@@ -240,7 +240,7 @@ def _where(stored: Any) -> str:
 
 
 def _check_stored(stored: Any, fingerprint: str, allow: bool) -> list[str]:
-    from rankgate.gate.store import check_baseline_compatible
+    from rankgate.store.base import check_baseline_compatible
 
     check_baseline_compatible(stored, fingerprint, allow=allow)
     if stored.qrels_fingerprint != fingerprint:
@@ -275,7 +275,7 @@ def _breakdown(
     names = [str(m) for m in measures]
     if baseline is None or len(set(baseline.query_ids) & set(current.query_ids)) < 2:
         return _levels_by_tag(current, names, tags, measures)
-    from rankgate.stats.comparison import compare_results
+    from rankgate.comparison.compare import compare_results
 
     comparison = compare_results(
         {"baseline": baseline, "current": current.select(names)},

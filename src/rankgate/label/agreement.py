@@ -175,7 +175,7 @@ def ranking_correlation(
     """
     from scipy.stats import kendalltau
 
-    from rankgate.measures.evaluate import evaluate
+    from rankgate.evaluation.evaluate import evaluate
 
     if len(runs) < 2:
         raise ConfigError("ranking correlation needs at least two runs", key_path="runs")

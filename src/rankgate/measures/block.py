@@ -1,6 +1,6 @@
 """`RankedBlock`: the numeric view of a set of queries that every kernel reads.
 
-Everything here is plain numpy: ids were resolved before (see `rankgate.measures.evaluate`),
+Everything here is plain numpy: ids were resolved before (see `rankgate.evaluation.evaluate`),
 so kernels never touch strings. Rows are the ranked results of the block's queries, grouped
 by query and in evaluation order; ``rank`` is 0-based.
 

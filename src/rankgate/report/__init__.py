@@ -1,1 +1,1 @@
-"""Rendering of results: text tables, JSON, CSV, TREC lines (HTML reports come later)."""
+"""The self-contained HTML report (``rankgate report``): charts, history, guidance, export."""

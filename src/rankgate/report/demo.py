@@ -30,6 +30,7 @@ def demo_inputs(*, store: Any = None, n_resamples: int = 2000) -> list[dict[str,
             gates against the ``dense`` run evaluated on the spot.
         n_resamples: bootstrap resamples of the comparison's confidence intervals.
     """
+    from rankgate.comparison.compare import compare
     from rankgate.data import (
         DEMO_CANDIDATE,
         DEMO_RUNS,
@@ -38,11 +39,10 @@ def demo_inputs(*, store: Any = None, n_resamples: int = 2000) -> list[dict[str,
         demo_query_tags,
         demo_run_path,
     )
+    from rankgate.evaluation.evaluate import evaluate
     from rankgate.gate.config import load_config
     from rankgate.gate.runner import run_gate
     from rankgate.io import read_qrels, read_run
-    from rankgate.measures.evaluate import evaluate
-    from rankgate.stats.comparison import compare
 
     qrels = read_qrels(demo_qrels_path())
     measures = [f"{f}@{k}" for f in FAMILIES for k in CUTOFFS] + list(EXTRA)
@@ -72,8 +72,8 @@ def demo_inputs(*, store: Any = None, n_resamples: int = 2000) -> list[dict[str,
 
 
 def _record_history(store: Any, qrels: Any, runs: dict[str, Any], config: Any) -> None:
-    from rankgate.gate.provenance import Provenance
-    from rankgate.measures.evaluate import evaluate
+    from rankgate.evaluation.evaluate import evaluate
+    from rankgate.store.provenance import Provenance
 
     now = datetime.now(timezone.utc).replace(microsecond=0)
     rid = None
@@ -113,9 +113,9 @@ def demo_report(
     if missing:
         raise BackendError(f"the demo report needs {', '.join(missing)}: pip install 'rankgate[report,gate]'")
     from rankgate.data import demo_dir
-    from rankgate.gate.store import open_store
     from rankgate.report.html import write_report
     from rankgate.report.inputs import read_query_texts
+    from rankgate.store.base import open_store
 
     with tempfile.TemporaryDirectory(prefix="rankgate-demo-") as tmp:
         # A file store, not ":memory:": the report reads the history back as `rankgate report --store` would.

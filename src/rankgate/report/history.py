@@ -121,7 +121,7 @@ def _open(store: Any) -> Any:
     if not isinstance(store, str | os.PathLike):
         return store
     try:
-        from rankgate.gate.store import open_store
+        from rankgate.store.base import open_store
     except ImportError as e:
         raise BackendError(f"the results store needs the gate extra ({e}): pip install 'rankgate[gate]'") from None
     return open_store(store, create=False)

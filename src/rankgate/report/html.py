@@ -64,7 +64,7 @@ def render_report(
         query_texts: ``{qid: text}`` shown beside query ids.
         progress: called with a short description before each step (for a progress display).
     """
-    from rankgate import __version__
+    from rankgate._version import __version__
 
     step = progress or _quiet
     env, plotly_gz = _environment(), _plotly_bundle()  # first: a missing extra is named before any work

@@ -16,7 +16,7 @@ from rankgate.bench.retrievers.base import Hits, StageInfo
 from rankgate.errors import BackendError
 
 if TYPE_CHECKING:
-    from rankgate.bench.ray_engine import EncoderFactory, RayBench
+    from rankgate.bench.ray_search import EncoderFactory, RayBench
 
 
 class DenseRetriever:
@@ -65,7 +65,7 @@ class DenseRetriever:
     def use_ray(
         self, engine: RayBench, encoder_factory: EncoderFactory, model: str | None, params: Mapping[str, Any]
     ) -> None:
-        """Encode the corpus and search exact indexes on Ray (see `rankgate.bench.ray_engine`).
+        """Encode the corpus and search exact indexes on Ray (see `rankgate.bench.ray_search`).
 
         Args:
             engine: the connected cluster.

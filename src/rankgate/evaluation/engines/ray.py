@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from rankgate.core.results import Results
-from rankgate.engine.blocks import iter_blocks
-from rankgate.engine.partition import split_block, with_judgments
-from rankgate.engine.ray_cluster import join
 from rankgate.errors import InputError
+from rankgate.evaluation.engines.partition import split_block, with_judgments
+from rankgate.evaluation.engines.ray_cluster import join
+from rankgate.evaluation.results import Results
+from rankgate.io.blocks import iter_blocks
 from rankgate.measures.registry import Measure
 
 
@@ -122,7 +122,7 @@ def _split_shard(path: str, fmt: str | None, n: int) -> Any:
     for block in iter_blocks(path, "run", fmt):
         for i, piece in split_block(block, n):
             pieces[i].append(piece)
-    from rankgate.engine.partition import SCHEMA
+    from rankgate.evaluation.engines.partition import SCHEMA
 
     tables = [pa.concat_tables(p) if p else SCHEMA.empty_table() for p in pieces]
     return tables if n > 1 else tables[0]
@@ -141,8 +141,8 @@ def _evaluate_group(
     """Reduce task: one group of partitions, gathered from every shard, evaluated."""
     from rankgate.core.qrels import Qrels
     from rankgate.core.run import Run
-    from rankgate.engine.partition import SCHEMA
-    from rankgate.measures.evaluate import evaluate
+    from rankgate.evaluation.engines.partition import SCHEMA
+    from rankgate.evaluation.evaluate import evaluate
 
     duplicates = options.get("duplicates", "error")
     q = pa.concat_tables(qrels_pieces) if qrels_pieces else SCHEMA.empty_table()

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from rankgate.errors import ConfigError
 
 if TYPE_CHECKING:
-    from rankgate.core.results import Results
+    from rankgate.evaluation.results import Results
 
 MIN_GROUP = 10  # fewer queries than this: a group's mean, interval and p-value say little
 UNTAGGED = "(untagged)"  # the group of the queries that lack a tag
@@ -192,7 +192,7 @@ def groups_to_dict(groups: GroupTable) -> dict[str, dict[str, dict[str, Any]]]:
 
 
 def _subset(results: Results, rows: Sequence[int]) -> Results:
-    from rankgate.core.results import Results
+    from rankgate.evaluation.results import Results
 
     return Results(
         measures=list(results.measures),

@@ -14,13 +14,14 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from rankgate.gate.github import MARKER
+
 if TYPE_CHECKING:
     from rankgate.gate.decide import GateOutcome
     from rankgate.gate.runner import GateReport
 
 ICONS = {"pass": "✅", "warn": "⚠️", "fail": "❌", "inconclusive": "❔"}
 VERDICT_WORDS = {"pass": "passed", "warn": "passed with warnings", "fail": "failed"}
-MARKER = "<!-- rankgate:gate:{key} -->"
 MAX_TAG_ROWS = 15
 
 

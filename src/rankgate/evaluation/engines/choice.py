@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from rankgate.core.qrels import Qrels
-from rankgate.core.results import Results
 from rankgate.errors import ConfigError
+from rankgate.evaluation.results import Results
 from rankgate.measures.registry import Measure
 
 ENGINES: tuple[str, ...] = ("local", "ray")  # also bench --engine
@@ -63,7 +63,7 @@ class EngineChoice:
         """
         formats: dict[str, Any] = {"qrels_format": qrels_format, "run_format": run_format}
         if self.kind == "ray":
-            from rankgate.engine.ray_engine import evaluate_ray
+            from rankgate.evaluation.engines.ray import evaluate_ray
 
             return evaluate_ray(
                 qrels, run, measures, address=self.address, partitions=self.partitions, name=name, **formats, **options
@@ -71,14 +71,14 @@ class EngineChoice:
         if not isinstance(run, str | os.PathLike):
             raise ConfigError("a run given as several shards needs --engine ray", key_path="run")
         if self.partitions is not None or (self.memory is not None and not _fits(qrels, run, self.memory)):
-            from rankgate.engine.outofcore import evaluate_out_of_core
+            from rankgate.evaluation.engines.outofcore import evaluate_out_of_core
 
             return evaluate_out_of_core(
                 qrels, run, measures, memory=self.memory or "2GB", partitions=self.partitions, name=name,
                 **formats, **options,
             )  # fmt: skip
+        from rankgate.evaluation.evaluate import evaluate
         from rankgate.io.readers import read_qrels, read_run
-        from rankgate.measures.evaluate import evaluate
 
         duplicates = options.get("duplicates", "error")
         return evaluate(
@@ -90,6 +90,6 @@ class EngineChoice:
 
 
 def _fits(qrels: Any, run: Any, memory: str) -> bool:
-    from rankgate.engine.outofcore import fits_in_memory, parse_memory
+    from rankgate.evaluation.engines.outofcore import fits_in_memory, parse_memory
 
     return bool(fits_in_memory(qrels, run, parse_memory(memory)))

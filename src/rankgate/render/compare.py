@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rankgate.stats.comparison import Comparison
+from rankgate.comparison.compare import Comparison
 
 
 def render(comparison: Comparison, fmt: str) -> str:
@@ -18,7 +18,7 @@ def render(comparison: Comparison, fmt: str) -> str:
     if fmt == "latex":
         return _latex(comparison)
     if fmt == "table":
-        from rankgate.report.eval_output import to_text
+        from rankgate.render.eval import to_text
 
         return to_text(table(comparison), width=140)
     raise ValueError(f"unknown format {fmt!r}")

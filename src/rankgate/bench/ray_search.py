@@ -40,8 +40,8 @@ from rankgate.bench.encoders import Encoder
 from rankgate.bench.progress import Advance, Progress
 from rankgate.bench.retrievers.base import Hits
 from rankgate.bench.topk import DEFAULT_BLOCK_BYTES, TILE_COLUMNS, topk_inner_product
-from rankgate.engine.ray_cluster import join, ray_module
 from rankgate.errors import BackendError, RankgateError
+from rankgate.evaluation.engines.ray_cluster import join, ray_module
 
 UNIT_BATCHES = 8
 """Batches per model call: `SentenceTransformerEncoder.encode` sends ``batch_size * 8`` texts at a time."""

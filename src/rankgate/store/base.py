@@ -2,10 +2,10 @@
 
 One SQLite file by default (``.rankgate/results.db``, or ``$RANKGATE_STORE``); a
 PostgreSQL database when given a ``postgresql://`` URL. Both use one versioned schema
-(`rankgate.gate.store_schema`). See docs/store.md.
+(`rankgate.store.schema`). See docs/store.md.
 
 >>> import rankgate
->>> from rankgate.gate.provenance import Provenance
+>>> from rankgate.store.provenance import Provenance
 >>> res = rankgate.evaluate({"q1": {"d1": 1}, "q2": {"d2": 1}}, {"q1": {"d1": 1.0}}, ["P@1"])
 >>> with open_store(":memory:") as store:
 ...     rid = store.add(res, name="bm25", provenance=Provenance(branch="main", commit="4f2a9c1"))
@@ -22,13 +22,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from rankgate.errors import InputError
-from rankgate.gate.store_engine import DEFAULT_STORE_PATH, STORE_ENV, parse_location
-from rankgate.gate.store_result import StoredResult, check_baseline_compatible
+from rankgate.store.connect import DEFAULT_STORE_PATH, STORE_ENV, parse_location
+from rankgate.store.result import StoredResult, check_baseline_compatible
 
 if TYPE_CHECKING:
-    from rankgate.core.results import Results
-    from rankgate.gate.provenance import Provenance
-    from rankgate.gate.store_sql import SQLStore
+    from rankgate.evaluation.results import Results
+    from rankgate.store.provenance import Provenance
+    from rankgate.store.sql import SQLStore
 
 __all__ = [
     "DEFAULT_STORE_PATH",
@@ -95,7 +95,7 @@ def open_store(url_or_path: str | os.PathLike[str] | None = None, *, create: boo
         InputError: a malformed location, or a missing file with ``create=False``.
         BackendError: the database cannot be reached or read, or its schema is newer.
     """
-    from rankgate import __version__
+    from rankgate._version import __version__
 
     location = parse_location(url_or_path)  # first: it names the extra to install when SQLAlchemy is missing
     if location.path is not None:
@@ -112,6 +112,6 @@ def open_store(url_or_path: str | os.PathLike[str] | None = None, *, create: boo
                 path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as e:
                 raise InputError(f"cannot create the folder of store {path} ({e.strerror})") from None
-    from rankgate.gate.store_sql import SQLStore
+    from rankgate.store.sql import SQLStore
 
     return SQLStore(location, rankgate_version=__version__)

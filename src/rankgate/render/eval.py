@@ -8,7 +8,7 @@ import json
 import math
 from typing import Any
 
-from rankgate.core.results import Results
+from rankgate.evaluation.results import Results
 
 
 def render(results: Results, fmt: str, *, per_query: bool = False) -> str:
@@ -106,7 +106,7 @@ def groups_table(results: Results) -> Any:
     from rich.console import Group
     from rich.table import Table
 
-    from rankgate.core.groups import MIN_GROUP
+    from rankgate.evaluation.groups import MIN_GROUP
 
     sums = [m.spec.aggregate == "sum" for m in results.measures]
     tables = []

@@ -15,7 +15,7 @@ import numpy as np
 from rankgate.errors import InputError
 
 if TYPE_CHECKING:
-    from rankgate.core.results import Results
+    from rankgate.evaluation.results import Results
 
 PerQueryLoader = Callable[[], tuple[list[str], np.ndarray]]
 
@@ -31,7 +31,7 @@ class StoredResult:
         commit: git commit, when known.
         branch: git branch, when known.
         ci_url: link to the CI run, when known.
-        qrels_fingerprint: `rankgate.gate.fingerprint.qrels_fingerprint` of the judgments used,
+        qrels_fingerprint: `rankgate.store.fingerprint.qrels_fingerprint` of the judgments used,
             None when the result was stored without them.
         query_fingerprint: fingerprint of the evaluated query ids.
         settings: every semantic choice of the evaluation (as in ``rankgate eval --format json``).
@@ -98,7 +98,7 @@ class StoredResult:
 
         Aggregates are recomputed from the per-query values, so they equal the stored ones.
         """
-        from rankgate.core.results import Results
+        from rankgate.evaluation.results import Results
         from rankgate.measures.parse import parse_measure
 
         ids, values = self._matrix

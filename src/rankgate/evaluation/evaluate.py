@@ -21,12 +21,12 @@ import pyarrow as pa
 
 from rankgate.core.columns import indices
 from rankgate.core.qrels import Qrels
-from rankgate.core.results import Results
 from rankgate.core.run import TIE_POLICIES, Run
 from rankgate.errors import ConfigError, InputError
+from rankgate.evaluation.facts import EvaluationFacts
+from rankgate.evaluation.join import index_in, join
+from rankgate.evaluation.results import Results
 from rankgate.measures.block import RankedBlock, restrict_to_judged
-from rankgate.measures.facts import EvaluationFacts
-from rankgate.measures.join import index_in, join
 from rankgate.measures.kernels import KERNELS
 from rankgate.measures.parse import parse_measures
 from rankgate.measures.registry import Measure
@@ -163,7 +163,7 @@ def evaluate(
 
 
 def versions() -> dict[str, str]:
-    from rankgate import __version__
+    from rankgate._version import __version__
 
     return {"rankgate": __version__, "numpy": np.__version__, "pyarrow": pa.__version__}
 

@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from rankgate.core.columns import string_hashes
-from rankgate.engine.blocks import Block
+from rankgate.io.blocks import Block
 
 SCHEMA = pa.schema([("qid", pa.string()), ("docid", pa.string()), ("value", pa.float64()), ("where", pa.int64())])
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
-from rankgate.gate.comment import headline
+from rankgate.render.gate import headline
 
 if TYPE_CHECKING:
     from rankgate.gate.runner import GateReport

@@ -12,18 +12,19 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from rankgate.errors import BackendError, InputError
-from rankgate.gate import store_codec, store_schema
-from rankgate.gate.fingerprint import qrels_fingerprint as compute_qrels_fingerprint
-from rankgate.gate.fingerprint import query_fingerprint
-from rankgate.gate.provenance import Provenance, detect
-from rankgate.gate.store_engine import WRITE_OPTION, StoreLocation, backend_errors, create_engine
-from rankgate.gate.store_result import StoredResult, plain
-from rankgate.gate.store_schema import baselines_table, ensure_schema, read_version, results_table
+from rankgate.store import codec as store_codec
+from rankgate.store import schema as store_schema
+from rankgate.store.connect import WRITE_OPTION, StoreLocation, backend_errors, create_engine
+from rankgate.store.fingerprint import qrels_fingerprint as compute_qrels_fingerprint
+from rankgate.store.fingerprint import query_fingerprint
+from rankgate.store.provenance import Provenance, detect
+from rankgate.store.result import StoredResult, plain
+from rankgate.store.schema import baselines_table, ensure_schema, read_version, results_table
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
 
-    from rankgate.core.results import Results
+    from rankgate.evaluation.results import Results
 
 PerQuery = tuple[list[str], Any]  # query ids and the float64 matrix
 
@@ -35,7 +36,7 @@ _SUMMARY_COLUMNS = [c for c in results_table.c if c.name not in ("per_query_ids"
 class SQLStore:
     """Stored evaluations and baselines in one SQLite file or PostgreSQL database.
 
-    Use `rankgate.gate.store.open_store` to get one. Every write is one transaction; SQLite
+    Use `rankgate.store.base.open_store` to get one. Every write is one transaction; SQLite
     writers queue on the file's lock (busy timeout), so concurrent processes all land.
     """
 
@@ -115,7 +116,7 @@ class SQLStore:
             name: the system's name (default: the run's name).
             qrels: the judgments evaluated against (a `Qrels`, path or dict); their fingerprint is kept.
             qrels_fingerprint: the fingerprint, when the qrels themselves are not at hand.
-            provenance: time, commit, branch, CI run (default: `rankgate.gate.provenance.detect`).
+            provenance: time, commit, branch, CI run (default: `rankgate.store.provenance.detect`).
             labels: free JSON-able key/values, e.g. ``{"source": "gate", "config": "gates.yaml"}``.
 
         Raises:
@@ -139,7 +140,7 @@ class SQLStore:
         provenance: Provenance | None,
         labels: Mapping[str, Any] | None,
     ) -> dict[str, Any]:
-        from rankgate.core.results import Results
+        from rankgate.evaluation.results import Results
 
         if not isinstance(results, Results):
             raise InputError(f"store.add() takes the Results of rankgate.evaluate, not a {type(results).__name__}")

@@ -20,11 +20,11 @@ import numpy as np
 import pyarrow as pa
 
 from rankgate.core.qrels import Qrels
-from rankgate.core.results import Results
 from rankgate.core.run import Run
-from rankgate.engine.blocks import Block, iter_blocks, stream_format
-from rankgate.engine.partition import Partitions, groups, with_judgments, write_partitions
 from rankgate.errors import ConfigError
+from rankgate.evaluation.engines.partition import Partitions, groups, with_judgments, write_partitions
+from rankgate.evaluation.results import Results
+from rankgate.io.blocks import Block, iter_blocks, stream_format
 from rankgate.io.source import sniff_codec, stem
 from rankgate.measures.registry import Measure
 
@@ -103,7 +103,7 @@ def evaluate_out_of_core(
         `Results` equal to ``rankgate.evaluate`` on the same files, with
         ``settings["engine"]`` saying how it ran.
     """
-    from rankgate.measures.evaluate import evaluate
+    from rankgate.evaluation.evaluate import evaluate
 
     budget = parse_memory(memory)
     qfmt, rfmt = stream_format(qrels, qrels_format), stream_format(run, run_format)

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from rankgate.core.groups import MIN_GROUP, group_rows, natural_order
-from rankgate.core.results import Results
 from rankgate.errors import ConfigError, InputError
+from rankgate.evaluation.groups import MIN_GROUP, group_rows, natural_order
+from rankgate.evaluation.results import Results
 from rankgate.measures.registry import Measure
 from rankgate.stats.corrections import adjust_p
 from rankgate.stats.power import queries_needed
@@ -118,8 +118,8 @@ def compare(
         **evaluate_options: ``queries=``, ``ties=``, ``rel=``, ``empty=``, ``duplicates=``,
             ``judged_only=`` as in `rankgate.evaluate`.
     """
+    from rankgate.evaluation.evaluate import evaluate
     from rankgate.io.coerce import as_qrels, as_run
-    from rankgate.measures.evaluate import evaluate
 
     if len(runs) < 2:
         raise ConfigError("compare needs at least two runs: a baseline and a candidate.", key_path="runs")

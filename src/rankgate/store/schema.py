@@ -5,7 +5,7 @@ Tables (all prefixed ``rankgate_`` so that they can share a database):
 - ``rankgate_meta``: ``key`` -> ``value``; ``schema_version`` is the schema's version.
 - ``rankgate_results``: one row per stored evaluation. Small fields are columns (to filter
   and list); settings, aggregates, query accounting, versions, labels and provenance are
-  JSON; per-query values are two compressed blobs (see `rankgate.gate.store_codec`).
+  JSON; per-query values are two compressed blobs (see `rankgate.store.codec`).
 - ``rankgate_baselines``: ``key`` -> the result id that is the baseline for that key.
 
 Opening a store brings its schema to `SCHEMA_VERSION`: a new store is created, an older

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from rankgate.core.groups import UNTAGGED, GroupTable, Tags
+from rankgate.evaluation.groups import UNTAGGED, GroupTable, Tags
 from rankgate.measures.registry import Measure
 
 QUERY_CASES: tuple[str, ...] = ("evaluated", "missing_from_run", "run_only", "no_relevant")
@@ -67,7 +67,7 @@ class Results:
             "seed": seed,
         }
         if self.groups is not None:
-            from rankgate.core.groups import with_group_intervals
+            from rankgate.evaluation.groups import with_group_intervals
 
             ci = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
             self.groups = with_group_intervals(self, self.groups, ci)
@@ -85,7 +85,7 @@ class Results:
             untagged: the group of the queries lacking a tag (``None``: leave them out).
 
         Returns:
-            ``{tag: {value: Group}}``; each `rankgate.core.groups.Group` has ``n``, ``small``
+            ``{tag: {value: Group}}``; each `rankgate.evaluation.groups.Group` has ``n``, ``small``
             (fewer than 10 queries), ``query_ids``, ``aggregate`` (as `aggregate`, over the
             group) and, when these results have intervals (`with_confidence_intervals`),
             ``ci`` with the same resampling settings.
@@ -97,7 +97,7 @@ class Results:
         >>> groups["tier"]["A"].n, groups["tier"]["A"].aggregate, groups["tier"]["B"].aggregate
         (2, {'P@1': 0.5}, {'P@1': 1.0})
         """
-        from rankgate.core.groups import group_results
+        from rankgate.evaluation.groups import group_results
 
         ci = None
         if self.ci is not None and isinstance(self.settings.get("ci"), dict):
@@ -168,7 +168,7 @@ class Results:
         if self.ci is not None:
             out["ci"] = dict(self.ci)
         if self.groups is not None:
-            from rankgate.core.groups import groups_to_dict
+            from rankgate.evaluation.groups import groups_to_dict
 
             out["groups"] = groups_to_dict(self.groups)
         out["queries"] = dict(self.queries)
@@ -186,7 +186,7 @@ class Results:
         """Per-query values as a DataFrame (``backend``: "pandas" or "polars"), query id first."""
         import pyarrow as pa
 
-        from rankgate.core.run import arrow_to_frame
+        from rankgate.core.columns import arrow_to_frame
 
         data: dict[str, Any] = {"query_id": pa.array(list(self.query_ids), pa.string())}
         for j, name in enumerate(self.names):
@@ -237,7 +237,7 @@ class Results:
         queries = {case: sum(p.queries.get(case, 0) for p in parts) for case in QUERY_CASES}
         facts = None
         if all(p.facts is not None for p in parts):
-            from rankgate.measures.facts import EvaluationFacts
+            from rankgate.evaluation.facts import EvaluationFacts
 
             facts = EvaluationFacts.merge([p.facts for p in parts])
             warnings = facts.warnings()

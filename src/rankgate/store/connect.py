@@ -141,7 +141,7 @@ def create_engine(location: StoreLocation) -> Engine:
         BackendError: the database driver is not installed.
     """
     sa = _sqlalchemy()
-    from rankgate.gate.store_result import plain_json
+    from rankgate.store.result import plain_json
 
     if location.dialect == "postgresql":
         try:

