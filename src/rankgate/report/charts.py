@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rankgate.extras import require
+
 PALETTE = ("#4477AA", "#EE6677", "#228833", "#CCBB44", "#66CCEE", "#AA3377", "#BBBBBB", "#332288", "#882255")
 STATUS_COLORS = {"pass": "#228833", "warn": "#DDAA33", "fail": "#CC3311", "inconclusive": "#888888"}
 LOSS, WIN, TIE = "#CC3311", "#228833", "#AAAAAA"
@@ -73,9 +75,14 @@ def colors_for(names: Sequence[str]) -> dict[str, str]:
     return {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(dict.fromkeys(names))}
 
 
+def _plotly() -> Any:
+    """``plotly.graph_objects``, or a `MissingExtraError` naming the report extra."""
+    return require("plotly.graph_objects", "report", purpose="the report's charts")
+
+
 def _figure(data: list[Any], layout: dict[str, Any]) -> dict[str, Any]:
     """Validate with plotly (catches a misspelt property) and return plain JSON."""
-    import plotly.graph_objects as go
+    go = _plotly()
 
     base = {"template": TEMPLATE, "margin": {"l": 60, "r": 20, "t": 30, "b": 50}, "height": 380}
     fig = go.Figure(data=data, layout={**base, **layout})
@@ -89,7 +96,7 @@ def _fmt(value: float | None) -> str:
 
 def gate_chart(gates: Sequence[Mapping[str, Any]], run: str, baseline: str | None, *, key: str = "gate") -> Chart:
     """Current value (colored by status), baseline value and threshold of each gated metric."""
-    import plotly.graph_objects as go
+    go = _plotly()
 
     labels = [f"{esc(g['name'])}<br>{esc(g['metric'])}" for g in gates]
     data: list[Any] = []
@@ -133,7 +140,7 @@ def curve_chart(
     family: str, series: Mapping[str, Sequence[tuple[int, float | None]]], colors: Mapping[str, str]
 ) -> Chart:
     """A measure against its cutoff k, one line per system."""
-    import plotly.graph_objects as go
+    go = _plotly()
 
     data = [
         go.Scatter(
@@ -163,7 +170,7 @@ def delta_chart(
     texts: Mapping[str, str] | None = None,
 ) -> Chart:
     """Per-query delta (candidate - baseline) of one measure, as bars sorted from worst to best."""
-    import plotly.graph_objects as go
+    go = _plotly()
 
     ordered = sorted(deltas, key=lambda qd: (qd[1], qd[0]))
     shown = _thin(ordered, MAX_BARS)
@@ -229,7 +236,7 @@ def tag_chart(
     Rows without a baseline (``baseline_mean`` null) show the mean instead of a delta, with the
     mean's interval when they have one (``eval --tags --ci``).
     """
-    import plotly.graph_objects as go
+    go = _plotly()
 
     has_delta = any(r.get("baseline_mean") is not None for r in rows)
     key = "delta" if has_delta else "mean"
@@ -281,7 +288,7 @@ def bench_chart(
     points: Sequence[Mapping[str, Any]], *, x_label: str, y_label: str, key: str = "bench-recall-vs-throughput"
 ) -> Chart:
     """Quality (y) against throughput (x) of each benchmarked index; one trace per retriever."""
-    import plotly.graph_objects as go
+    go = _plotly()
 
     data = []
     for retriever in dict.fromkeys(str(p["retriever"]) for p in points):
@@ -337,7 +344,7 @@ def history_chart(
         baseline: ``{"x", "y", "label"}`` of the baseline result, or None.
         colors: a color per name.
     """
-    import plotly.graph_objects as go
+    go = _plotly()
 
     data = [
         go.Scatter(

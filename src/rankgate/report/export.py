@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from rankgate.errors import BackendError, ConfigError
+from rankgate.extras import require
 from rankgate.report.charts import Chart
 
 FORMATS: tuple[str, ...] = ("svg", "png")
@@ -109,12 +110,7 @@ def render_images(figures: Sequence[dict[str, Any]], *, fmt: str = "svg", width:
 
 
 def _kaleido() -> Any:
-    try:
-        import kaleido
-    except ImportError as e:
-        raise BackendError(
-            f"the PNG/SVG export needs kaleido ({e}): pip install 'rankgate[report]' 'kaleido>=1.0'"
-        ) from None
+    kaleido = require("kaleido", "report", purpose="the PNG/SVG export")
     from importlib.metadata import PackageNotFoundError, version
 
     try:
@@ -127,9 +123,8 @@ def _kaleido() -> Any:
 
 
 def _plotlyjs_path() -> str:
-    import plotly
-
-    path = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    plotly = require("plotly", "report", purpose="the PNG/SVG export")
+    path = Path(str(plotly.__file__)).parent / "package_data" / "plotly.min.js"
     if not path.is_file():
         raise BackendError(f"plotly.js is missing from the plotly package ({path}); reinstall plotly")
     return str(path)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rankgate.errors import ConfigError, MeasureError
+from rankgate.extras import require
 
 RECALL_FAMILIES = frozenset({"R", "Success", "NumRelRet"})
 JUDGED_LOW = 0.8  # below this Judged@k, scores are notably lower bounds
@@ -112,10 +113,7 @@ def load_targets(source: str | os.PathLike[str] | Mapping[str, Any]) -> list[Tar
 
 
 def _read_yaml(path: str) -> Any:
-    try:
-        import yaml
-    except ImportError:
-        raise ConfigError("reading targets needs PyYAML: pip install 'rankgate[report]'", source=path) from None
+    yaml = require("yaml", "gate", purpose="reading targets")  # PyYAML comes with gate (and bench), not report
     from rankgate.io.source import read_bytes
 
     try:

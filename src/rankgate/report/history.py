@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from rankgate.errors import BackendError
-
 DEFAULT_LIMIT = 200
 MAX_METRICS = 6
 
@@ -120,10 +118,8 @@ def load_history(
 def _open(store: Any) -> Any:
     if not isinstance(store, str | os.PathLike):
         return store
-    try:
-        from rankgate.store.base import open_store
-    except ImportError as e:
-        raise BackendError(f"the results store needs the gate extra ({e}): pip install 'rankgate[gate]'") from None
+    from rankgate.store.base import open_store  # names the gate extra when SQLAlchemy is missing
+
     return open_store(store, create=False)
 
 

@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from rankgate.extras import require
 from rankgate.report.charts import Chart
 from rankgate.report.collect import ReportData, collect
 from rankgate.report.inputs import as_inputs, load_inputs
@@ -162,13 +163,8 @@ def _quiet(_message: str) -> None:
 
 
 def _environment() -> Any:
-    try:
-        import jinja2
-        from markupsafe import Markup
-    except ImportError as e:
-        from rankgate.errors import BackendError
-
-        raise BackendError(f"the HTML report needs Jinja2 and plotly ({e}): pip install 'rankgate[report]'") from None
+    jinja2 = require("jinja2", "report", purpose="the HTML report")
+    Markup = require("markupsafe", "report", purpose="the HTML report").Markup  # comes with Jinja2
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("rankgate.report", "templates"),
         autoescape=True,
@@ -227,10 +223,5 @@ def _plotly_bundle() -> str:
     import base64
     import gzip
 
-    try:
-        from plotly.offline import get_plotlyjs
-    except ImportError as e:
-        from rankgate.errors import BackendError
-
-        raise BackendError(f"the HTML report needs plotly ({e}): pip install 'rankgate[report]'") from None
-    return base64.b64encode(gzip.compress(get_plotlyjs().encode("utf-8"), compresslevel=9, mtime=0)).decode("ascii")
+    plotly_js = require("plotly.offline", "report", purpose="the HTML report").get_plotlyjs()
+    return base64.b64encode(gzip.compress(plotly_js.encode("utf-8"), compresslevel=9, mtime=0)).decode("ascii")

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rankgate.errors import BackendError, InputError
+from rankgate.extras import require
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -127,11 +128,7 @@ def _hide_password_text(text: str) -> str:
 
 
 def _sqlalchemy() -> Any:
-    try:
-        import sqlalchemy
-    except ImportError:
-        raise BackendError("the results store needs SQLAlchemy: pip install 'rankgate[gate]'") from None
-    return sqlalchemy
+    return require("sqlalchemy", "gate", purpose="the results store")
 
 
 def create_engine(location: StoreLocation) -> Engine:
@@ -144,15 +141,13 @@ def create_engine(location: StoreLocation) -> Engine:
     from rankgate.store.result import plain_json
 
     if location.dialect == "postgresql":
-        try:
-            return sa.create_engine(
-                location.url,
-                connect_args={"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "rankgate"},
-                pool_pre_ping=True,
-                json_serializer=plain_json,
-            )
-        except ImportError:
-            raise BackendError("a PostgreSQL store needs psycopg 3: pip install 'rankgate[postgres]'") from None
+        require("psycopg", "postgres", purpose="a PostgreSQL store")
+        return sa.create_engine(
+            location.url,
+            connect_args={"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "rankgate"},
+            pool_pre_ping=True,
+            json_serializer=plain_json,
+        )
     from sqlalchemy.pool import StaticPool
 
     memory = location.path is None
