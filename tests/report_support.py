@@ -11,8 +11,6 @@ from typing import Any
 
 import pytest
 
-from rankgate.cli import main
-
 # A collection small enough to work out by hand.
 #   q1: d1 (1), d2 (1), d3 (0)     base ranks d1 d3 d2 -> RR 1,   P@1 1     cand ranks d3 d1 d2 -> RR 1/2, P@1 0
 #   q2: d4 (2), d5 (0)             base ranks d5 d4    -> RR 1/2, P@1 0     cand ranks d4 d5    -> RR 1,   P@1 1
@@ -34,16 +32,6 @@ gates:
 # Strings that would run script if a report pasted them into the page unescaped.
 XSS = "<script>window.__pwned = 1</script>"
 XSS_IMG = '<img src=x onerror="window.__pwned = 2">'
-
-
-def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    """Run ``rankgate ARGS`` in-process; (exit code, stdout, stderr)."""
-    try:
-        code = main(list(args)) or 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def write_collection(folder: Path) -> dict[str, str]:

@@ -16,6 +16,7 @@ import pytest
 import rankgate
 from rankgate.cli import main
 from rankgate.errors import InputError
+from tests.cli_support import invoke
 
 # q1 ranks d2 (grade 0), d1 (grade 1), d9 (unjudged); d3 (grade 1) is not retrieved.
 # q2 ranks d4 (grade 2), d5 (grade 0).
@@ -37,14 +38,7 @@ def _write(tmp_path: Path, spec: FileSpec, default_name: str) -> Path:
 def _eval(tmp_path: Path, capsys: pytest.CaptureFixture[str], qrels: FileSpec, run: FileSpec, *extra: str):
     q = _write(tmp_path, qrels, "qrels.txt")
     r = _write(tmp_path, run, "run.txt")
-    code = 0
-    try:
-        returned = main(["eval", str(q), str(r), *extra])
-        code = returned or 0
-    except SystemExit as e:
-        code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
+    return invoke(capsys, "eval", str(q), str(r), *extra)
 
 
 # --------------------------------------------------------------------------------------

@@ -10,27 +10,17 @@ import pytest
 from scipy import stats as scipy_stats
 
 import rankgate
-from rankgate.cli import main
 from rankgate.comparison.compare import compare
 from rankgate.data import demo_qrels_path, demo_run_path
+from tests.cli_support import invoke
 
 QRELS = str(demo_qrels_path())
 RUNS = [str(demo_run_path(n)) for n in ("bm25", "dense", "keyword_first")]
 MEASURES = ["nDCG@10", "R@10", "RR@10"]
 
 
-def cli(capsys, *args):
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as e:
-        code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_json_contract_and_values(capsys):
-    code, out, _ = cli(capsys, "compare", QRELS, *RUNS, "-m", ",".join(MEASURES), "--format", "json")
+    code, out, _ = invoke(capsys, "compare", QRELS, *RUNS, "-m", ",".join(MEASURES), "--format", "json")
     assert code == 0
     data = json.loads(out)
     assert data["baseline"] == "bm25"
@@ -88,14 +78,14 @@ def test_runs_with_different_query_sets_compare_on_shared_queries():
 
 
 def test_baseline_names_detect_and_formats(capsys):
-    code, out, _ = cli(
+    code, out, _ = invoke(
         capsys, "compare", QRELS, *RUNS, "--name", "a", "--name", "b", "--name", "c", "--baseline", "b",
         "-m", "nDCG@10", "--detect", "0.05", "--format", "markdown",
     )  # fmt: skip
     assert code == 0
     assert "| a | nDCG@10 |" in out and "| c | nDCG@10 |" in out and "baseline: b" in out
     assert "queries needed to detect a delta of 0.05" in out
-    code, out, _ = cli(capsys, "compare", QRELS, *RUNS[:2], "-m", "nDCG@10", "--format", "latex")
+    code, out, _ = invoke(capsys, "compare", QRELS, *RUNS[:2], "-m", "nDCG@10", "--format", "latex")
     assert r"\begin{tabular}" in out and r"\bottomrule" in out
 
 
@@ -103,14 +93,14 @@ def test_markdown_and_latex_hold_every_table(capsys):
     """The all-pairs and by-tag tables are in every format, with the numbers of the JSON."""
     tags = str(pathlib.Path(QRELS).parent / "queries.jsonl")
     args = ("compare", QRELS, *RUNS, "-m", "nDCG@10", "--all-pairs", "--permutations", "500", "--tags", tags)
-    code, out, _ = cli(capsys, *args, "--format", "json")
+    code, out, _ = invoke(capsys, *args, "--format", "json")
     data = json.loads(out)
     pair = next(p for p in data["pairs"] if (p["a"], p["b"]) == ("dense", "keyword_first"))
     tag = next(
         r for r in data["by_tag"] if r["system"] == "dense" and r["tag"] == "difficulty" and r["value"] == "hard"
     )
     assert data["settings"]["n_permutations"] == 500 and data["settings"]["all_pairs"] is True
-    code, md, _ = cli(capsys, *args, "--format", "markdown")
+    code, md, _ = invoke(capsys, *args, "--format", "markdown")
     assert code == 0
     assert "**All pairs (randomized Tukey HSD, family-wise p, 500 permutations)**" in md
     assert (
@@ -118,20 +108,20 @@ def test_markdown_and_latex_hold_every_table(capsys):
         in md
     )
     assert f"| dense | nDCG@10 | difficulty=hard | {tag['n']} | {tag['baseline_mean']:.4f} | {tag['mean']:.4f} |" in md
-    code, tex, _ = cli(capsys, *args, "--format", "latex")
+    code, tex, _ = invoke(capsys, *args, "--format", "latex")
     assert code == 0 and tex.count(r"\begin{tabular}") == 3 == tex.count(r"\end{tabular}")
     assert rf"nDCG@10 & dense & keyword\_first & {pair['mean_a']:.4f} & {pair['mean_b']:.4f}" in tex
     assert rf"dense & nDCG@10 & difficulty=hard & {tag['n']} & {tag['baseline_mean']:.4f}" in tex
 
 
 def test_json_states_the_query_policy_and_each_runs_accounting(capsys):
-    code, out, _ = cli(capsys, "compare", QRELS, RUNS[0], RUNS[2], "-m", "nDCG@10", "--format", "json")
+    code, out, _ = invoke(capsys, "compare", QRELS, RUNS[0], RUNS[2], "-m", "nDCG@10", "--format", "json")
     queries = json.loads(out)["queries"]
     assert queries["compared"] == 63 and queries["policy"] == "qrels"
     assert queries["per_system"]["keyword_first"]["missing_from_run"] == 1  # q04 scores 0
     assert queries["per_system"]["bm25"]["missing_from_run"] == 0
     assert any(w.startswith("keyword_first: 1 qrels queries are not in the run") for w in json.loads(out)["warnings"])
-    code, out, _ = cli(capsys, "compare", QRELS, RUNS[0], RUNS[2], "-m", "nDCG@10", "--queries", "intersection")
+    code, out, _ = invoke(capsys, "compare", QRELS, RUNS[0], RUNS[2], "-m", "nDCG@10", "--queries", "intersection")
     assert code == 0
     assert "queries: those in both the qrels and each run" in out and "62 queries" in out
 
@@ -145,13 +135,13 @@ def test_json_states_the_query_policy_and_each_runs_accounting(capsys):
     ],
 )
 def test_bad_usage_exits_2(capsys, args, message):
-    code, out, err = cli(capsys, "compare", QRELS, *args)
+    code, out, err = invoke(capsys, "compare", QRELS, *args)
     assert code == 2 and message in err and "Traceback" not in err and out == ""
 
 
 def test_eval_ci_brackets_the_mean_and_is_reproducible(capsys):
     args = ("eval", QRELS, RUNS[0], "-m", "nDCG@10,R@10,NumRel", "--ci", "--format", "json")
-    code, out, _ = cli(capsys, *args)
+    code, out, _ = invoke(capsys, *args)
     assert code == 0
     data = json.loads(out)
     for name in ("nDCG@10", "R@10"):
@@ -160,7 +150,7 @@ def test_eval_ci_brackets_the_mean_and_is_reproducible(capsys):
         assert hi - lo < 0.3
     assert data["ci"]["NumRel"] is None  # summed, not averaged: no interval
     assert data["settings"]["ci"]["n_resamples"] == 10_000
-    assert json.loads(cli(capsys, *args)[1])["ci"] == data["ci"]
+    assert json.loads(invoke(capsys, *args)[1])["ci"] == data["ci"]
 
 
 def test_eval_ci_agrees_with_scipy_bootstrap():
@@ -173,7 +163,7 @@ def test_eval_ci_agrees_with_scipy_bootstrap():
 
 
 def test_cutoffs_table_matches_evaluate(capsys):
-    code, out, _ = cli(
+    code, out, _ = invoke(
         capsys, "cutoffs", QRELS, *RUNS[:2], "-m", "R,nDCG(gain=exp)", "-k", "1,5,10", "--format", "json"
     )
     assert code == 0
@@ -182,13 +172,13 @@ def test_cutoffs_table_matches_evaluate(capsys):
     expected = rankgate.evaluate(QRELS, RUNS[1], ["R@1", "R@5", "R@10", "nDCG(gain=exp)@5"]).aggregate
     for name, value in expected.items():
         assert data["runs"]["dense"][name] == pytest.approx(value)
-    code, out, _ = cli(capsys, "cutoffs", QRELS, RUNS[0], "-k", "1,3")
+    code, out, _ = invoke(capsys, "cutoffs", QRELS, RUNS[0], "-k", "1,3")
     assert code == 0 and "@3" in out and "bm25" in out
 
 
 @pytest.mark.parametrize("family", ["P", "precision", "Success", "P(rel=2)", "RR", "AP"])
 def test_cutoffs_accepts_families_that_need_a_cutoff(capsys, family):
-    code, out, err = cli(capsys, "cutoffs", QRELS, RUNS[0], "-m", family, "-k", "1,5", "--format", "csv")
+    code, out, err = invoke(capsys, "cutoffs", QRELS, RUNS[0], "-m", family, "-k", "1,5", "--format", "csv")
     assert code == 0, err
     _, row = out.strip().splitlines()
     name = rankgate.parse_measure(f"{family}@5")
@@ -199,20 +189,20 @@ def test_cutoffs_accepts_families_that_need_a_cutoff(capsys, family):
 
 @pytest.mark.parametrize(("family", "message"), [("P@5", "without a cutoff"), ("Rprec", "takes no cutoff")])
 def test_cutoffs_rejects_what_cannot_be_tabulated(capsys, family, message):
-    code, _, err = cli(capsys, "cutoffs", QRELS, RUNS[0], "-m", family)
+    code, _, err = invoke(capsys, "cutoffs", QRELS, RUNS[0], "-m", family)
     assert code == 2 and message in err
 
 
 def test_cutoffs_keeps_runs_with_the_same_stem_apart(capsys, tmp_path):
     copy = tmp_path / "bm25.txt"
     copy.write_text(pathlib.Path(RUNS[0]).read_text())
-    code, out, _ = cli(capsys, "cutoffs", QRELS, RUNS[0], str(copy), "-k", "1", "--format", "json")
+    code, out, _ = invoke(capsys, "cutoffs", QRELS, RUNS[0], str(copy), "-k", "1", "--format", "json")
     assert code == 0 and len(json.loads(out)["runs"]) == 2
 
 
 @pytest.mark.parametrize(("k", "message"), [("0,5", ">= 1"), ("a,b", "whole numbers")])
 def test_cutoffs_bad_k(capsys, k, message):
-    code, _, err = cli(capsys, "cutoffs", QRELS, RUNS[0], "-k", k)
+    code, _, err = invoke(capsys, "cutoffs", QRELS, RUNS[0], "-k", k)
     assert code == 2 and message in err
 
 
@@ -240,7 +230,7 @@ def test_per_tag_breakdown(capsys, tmp_path):
     # CSV tags through the CLI
     csv_tags = tmp_path / "tags.csv"
     csv_tags.write_text("qid,tier\n" + "".join(f"{q},{'A' if i % 2 else 'B'}\n" for i, q in enumerate(tags)))
-    code, out, _ = cli(
+    code, out, _ = invoke(
         capsys, "compare", QRELS, *RUNS[:2], "-m", "nDCG@10", "--tags", str(csv_tags), "--format", "json"
     )
     by_tag = json.loads(out)["by_tag"]
@@ -250,7 +240,7 @@ def test_per_tag_breakdown(capsys, tmp_path):
 def test_tags_file_errors(capsys, tmp_path):
     bad = tmp_path / "tags.csv"
     bad.write_text("name,tier\nq01,A\n")
-    code, _, err = cli(capsys, "compare", QRELS, *RUNS[:2], "--tags", str(bad))
+    code, _, err = invoke(capsys, "compare", QRELS, *RUNS[:2], "--tags", str(bad))
     assert code == 2 and "tags.csv:1" in err and "no query id column" in err
 
 
@@ -260,7 +250,7 @@ def test_all_pairs_tukey(capsys):
     pair = next(p for p in comp.pairs if p["measure"] == "nDCG@10" and {p["a"], p["b"]} == {"dense", "keyword_first"})
     assert pair["p_value"] < 0.01 and pair["test"] == "randomized Tukey HSD"
     assert pair["delta"] == pytest.approx(pair["mean_b"] - pair["mean_a"])
-    code, out, _ = cli(capsys, "compare", QRELS, *RUNS, "-m", "nDCG@10", "--all-pairs", "--permutations", "500",
+    code, out, _ = invoke(capsys, "compare", QRELS, *RUNS, "-m", "nDCG@10", "--all-pairs", "--permutations", "500",
                        "--format", "json")  # fmt: skip
     assert code == 0 and len(json.loads(out)["pairs"]) == 3
 

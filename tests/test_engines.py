@@ -17,6 +17,7 @@ from rankgate.cli import main
 from rankgate.errors import ConfigError, InputError
 from rankgate.evaluation.engines.outofcore import evaluate_out_of_core, parse_memory
 from rankgate.io import blocks
+from tests.cli_support import exit_code, invoke
 
 from .randomized import random_collection
 
@@ -189,12 +190,10 @@ def test_ray_equals_local(tmp_path, ray_cluster, kind):
 def test_ray_through_the_cli_and_errors(tmp_path, ray_cluster, capsys):
     qrels, run, lines = write_collection(tmp_path, 4, shuffle=True)
     folder = write_shards(tmp_path, lines, 2, "trec")
-    code = 0
-    try:
-        main(["eval", str(qrels), str(folder), "-m", "nDCG@10", "--engine", "ray", "--format", "json"])
-    except SystemExit as e:
-        code = e.code
-    out = json.loads(capsys.readouterr().out)
+    code, stdout, _ = invoke(
+        capsys, "eval", str(qrels), str(folder), "-m", "nDCG@10", "--engine", "ray", "--format", "json"
+    )
+    out = json.loads(stdout)
     assert code == 0
     assert out["aggregate"]["nDCG@10"] == rankgate.evaluate(qrels, run, "nDCG@10")["nDCG@10"]  # bit for bit
     broken = folder / "part-01.txt"
@@ -229,11 +228,7 @@ GATES = "gates:\n  - {name: ndcg, metric: nDCG@10, threshold: 0.1, regression_ma
 
 
 def _cli_json(capsys, *args: str) -> tuple[int, dict]:
-    try:
-        code = main(list(args)) or 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else 1
-    out = capsys.readouterr().out
+    code, out, _ = invoke(capsys, *args)
     return code, json.loads(out)
 
 
@@ -298,8 +293,8 @@ def test_compare_gate_and_store_on_ray_shards_equal_local(tmp_path, ray_cluster,
                           "--engine", "ray")  # fmt: skip
     assert local["gates"] == on_ray["gates"] and on_ray["settings"]["engine"].startswith("ray")
     store = tmp_path / "results.db"
-    assert main(["store", "add", str(qrels), str(shards["new"]), "-m", "nDCG@10", "--store", str(store),
-                 "--engine", "ray", "--name", "new"]) in (0, None)  # fmt: skip
+    assert exit_code("store", "add", str(qrels), str(shards["new"]), "-m", "nDCG@10", "--store", str(store),
+                     "--engine", "ray", "--name", "new") in (0, None)  # fmt: skip
     capsys.readouterr()
     from rankgate.store.base import open_store
 

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 import rankgate
-from rankgate.cli import main
 from rankgate.data import demo_dir, demo_qrels_path, demo_run_path
 from rankgate.errors import ConfigError
 from rankgate.evaluation.results import Results
@@ -18,6 +17,7 @@ from rankgate.gate.config import load_config, metric_from_name
 from rankgate.gate.decide import GateOutcome, decide_gate, verdict
 from rankgate.measures.parse import parse_measure
 from rankgate.render.gate import headline, markdown
+from tests.cli_support import invoke
 
 ISSUE_CONFIG = """\
 gates:
@@ -33,15 +33,6 @@ gates:
 QRELS = str(demo_qrels_path())
 DENSE, BM25 = str(demo_run_path("dense")), str(demo_run_path("bm25"))
 DEMO_GATES = str(rankgate.data.demo_gates_path())
-
-
-def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(args)) or 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def results(metric: str, values: dict[str, float], name: str = "run") -> Results:
@@ -124,7 +115,7 @@ def test_config_errors_name_the_key_path(tmp_path, capsys, text, expected):
     for fragment in expected:
         assert fragment in str(exc.value), str(exc.value)
     # and through the CLI: exit 2, one line, no traceback
-    code, out, err = cli(capsys, "gate", "--qrels", QRELS, "--run", BM25, "--config", str(path))
+    code, out, err = invoke(capsys, "gate", "--qrels", QRELS, "--run", BM25, "--config", str(path))
     assert code == 2 and out == ""
     assert err.startswith("rankgate: error: ") and "Traceback" not in err
     assert str(path) in err
@@ -278,7 +269,7 @@ def config_file(tmp_path: Path) -> Path:
 
 
 def test_gate_fails_on_a_regression_and_passes_without_one(capsys, config_file):
-    code, out, _ = cli(capsys, "gate", "--qrels", QRELS, "--run", BM25, "--config", str(config_file),
+    code, out, _ = invoke(capsys, "gate", "--qrels", QRELS, "--run", BM25, "--config", str(config_file),
                        "--baseline-run", DENSE, "--format", "json")  # fmt: skip
     assert code == 1
     data = json.loads(out)
@@ -297,7 +288,7 @@ def test_gate_fails_on_a_regression_and_passes_without_one(capsys, config_file):
                 "regression_max"):  # fmt: skip
         assert key in recall
     # the same run as its own baseline: no drop; the floors still apply
-    code, out, _ = cli(capsys, "gate", "--qrels", QRELS, "--run", DENSE, "--config", str(config_file),
+    code, out, _ = invoke(capsys, "gate", "--qrels", QRELS, "--run", DENSE, "--config", str(config_file),
                        "--baseline-run", DENSE, "--format", "json")  # fmt: skip
     data = json.loads(out)
     assert [g["delta"] for g in data["gates"]] == [0.0, 0.0]
@@ -307,7 +298,7 @@ def test_gate_fails_on_a_regression_and_passes_without_one(capsys, config_file):
 def test_warnings_only_exit_zero(capsys, tmp_path):
     path = tmp_path / "gates.yaml"
     path.write_text("gates:\n  - name: ndcg_at_10\n    threshold: 0.99\n    severity: warning\n")
-    code, out, _ = cli(capsys, "gate", "--qrels", QRELS, "--run", DENSE, "--config", str(path))
+    code, out, _ = invoke(capsys, "gate", "--qrels", QRELS, "--run", DENSE, "--config", str(path))
     assert code == 0
     assert out.startswith("rankgate gate: WARN")
 
@@ -317,7 +308,7 @@ def test_junit_markdown_and_step_summary(capsys, config_file, tmp_path, monkeypa
     summary.write_text("earlier step\n")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     comment, junit = tmp_path / "comment.md", tmp_path / "junit.xml"
-    code, _out, _ = cli(capsys, "gate", "--qrels", QRELS, "--run", BM25, "--config", str(config_file),
+    code, _out, _ = invoke(capsys, "gate", "--qrels", QRELS, "--run", BM25, "--config", str(config_file),
                        "--baseline-run", DENSE, "--comment", str(comment), "--junit", str(junit))  # fmt: skip
     assert code == 1
     suite = ET.parse(junit).getroot()
@@ -332,7 +323,7 @@ def test_junit_markdown_and_step_summary(capsys, config_file, tmp_path, monkeypa
 
 def test_per_tag_breakdown_worst_first(capsys, config_file):
     tags = str(demo_dir() / "queries.jsonl")
-    _code, out, _ = cli(capsys, "gate", "--qrels", QRELS, "--run", BM25, "--config", str(config_file),
+    _code, out, _ = invoke(capsys, "gate", "--qrels", QRELS, "--run", BM25, "--config", str(config_file),
                        "--baseline-run", DENSE, "--tags", tags, "--format", "json")  # fmt: skip
     rows = json.loads(out)["by_tag"]
     assert {r["tag"] for r in rows} == {"topic", "difficulty"}
@@ -349,14 +340,14 @@ def test_per_tag_breakdown_without_a_baseline_has_no_delta(capsys, config_file):
     """Floors only: each tag's mean, lowest first, and no made-up "+0.0 pts" delta."""
     tags = str(demo_dir() / "queries.jsonl")
     args = ("gate", "--qrels", QRELS, "--run", BM25, "--config", str(config_file), "--tags", tags)
-    _code, out, _ = cli(capsys, *args, "--format", "json")
+    _code, out, _ = invoke(capsys, *args, "--format", "json")
     rows = json.loads(out)["by_tag"]
     assert rows and all(r["delta"] is None and r["baseline_mean"] is None for r in rows)
     qids = [q for q, t in rankgate.data.demo_query_tags().items() if t["difficulty"] == "hard"]
     hard = next(r for r in rows if r["value"] == "hard" and r["measure"] == "R@5")
     per_query = rankgate.evaluate(QRELS, BM25, "R@5").per_query
     assert hard["mean"] == pytest.approx(np.mean([per_query[q]["R@5"] for q in qids]))
-    _code, md, _ = cli(capsys, *args, "--format", "markdown")
+    _code, md, _ = invoke(capsys, *args, "--format", "markdown")
     table = md[md.index("| tag | value |") :].split("\n\n")[0].splitlines()[2:]
     shown = [line for line in table if line.startswith("| ")]
     assert shown and not any("pts" in line for line in shown)
@@ -366,7 +357,7 @@ def test_per_tag_breakdown_without_a_baseline_has_no_delta(capsys, config_file):
 
 
 def test_stored_baseline_needs_a_store(capsys, config_file):
-    code, _, err = cli(capsys, "gate", "--qrels", QRELS, "--run", BM25, "--config", str(config_file),
+    code, _, err = invoke(capsys, "gate", "--qrels", QRELS, "--run", BM25, "--config", str(config_file),
                        "--baseline", "latest:main")  # fmt: skip
     assert code == 2 and "--store" in err
 
@@ -385,7 +376,7 @@ def test_store_records_every_run_and_gates_against_the_stored_baseline(capsys, t
     monkeypatch.setenv("GITHUB_REF_NAME", "main")
     db = str(tmp_path / "results.db")
     # No baseline yet: floors only; the run is recorded.
-    code, out, _ = cli(capsys, "gate", "--qrels", QRELS, "--run", DENSE, "--config", DEMO_GATES,
+    code, out, _ = invoke(capsys, "gate", "--qrels", QRELS, "--run", DENSE, "--config", DEMO_GATES,
                        "--store", db, "--format", "json")  # fmt: skip
     first = json.loads(out)
     assert code == 0 and all(g["baseline"] is None for g in first["gates"])
@@ -393,7 +384,7 @@ def test_store_records_every_run_and_gates_against_the_stored_baseline(capsys, t
         [stored] = store.list()
         store.set_baseline(stored.id)
     # The candidate is gated against it, and recorded too.
-    code, out, _ = cli(capsys, "gate", "--qrels", QRELS, "--run", BM25, "--config", DEMO_GATES,
+    code, out, _ = invoke(capsys, "gate", "--qrels", QRELS, "--run", BM25, "--config", DEMO_GATES,
                        "--store", db, "--format", "json")  # fmt: skip
     report = json.loads(out)
     assert code == 1
@@ -404,7 +395,7 @@ def test_store_records_every_run_and_gates_against_the_stored_baseline(capsys, t
         assert len(store.list()) == 2
         assert store.latest(branch="main").name == "bm25"
     # latest:main now names the bm25 result: gating bm25 against itself passes the drop test.
-    code, out, _ = cli(capsys, "gate", "--qrels", QRELS, "--run", BM25, "--config", DEMO_GATES,
+    code, out, _ = invoke(capsys, "gate", "--qrels", QRELS, "--run", BM25, "--config", DEMO_GATES,
                        "--store", db, "--baseline", "latest:main", "--no-record", "--format", "json")  # fmt: skip
     assert all(g["delta"] == pytest.approx(0.0) for g in json.loads(out)["gates"])
     with open_store(db) as store:
@@ -415,15 +406,15 @@ def test_baseline_on_other_qrels_is_refused_unless_allowed(capsys, tmp_path):
     from rankgate.store.base import open_store
 
     db = str(tmp_path / "results.db")
-    code, *_ = cli(capsys, "gate", "--qrels", QRELS, "--run", DENSE, "--config", DEMO_GATES, "--store", db)
+    code, *_ = invoke(capsys, "gate", "--qrels", QRELS, "--run", DENSE, "--config", DEMO_GATES, "--store", db)
     with open_store(db) as store:
         store.set_baseline(store.list()[0].id)
     changed = tmp_path / "qrels.txt"
     lines = Path(QRELS).read_text().splitlines()
     changed.write_text("\n".join(lines[:-1]) + "\n")  # one judgment fewer: another fingerprint
     args = ["gate", "--qrels", str(changed), "--run", DENSE, "--config", DEMO_GATES, "--store", db]
-    code, _, err = cli(capsys, *args)
+    code, _, err = invoke(capsys, *args)
     assert code == 2 and "qrels" in err and "--allow-qrels-change" in err
-    code, out, err = cli(capsys, *args, "--allow-qrels-change", "--format", "json")
+    code, out, err = invoke(capsys, *args, "--allow-qrels-change", "--format", "json")
     assert code == 0
     assert any("other qrels" in w for w in json.loads(out)["notes"])

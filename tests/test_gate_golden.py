@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from rankgate.cli import main
 from rankgate.data import demo_dir, demo_qrels_path, demo_run_path
+from tests.cli_support import invoke
 
 GOLDEN = Path(__file__).parent / "golden" / "gate"
 UPDATE = os.environ.get("RANKGATE_UPDATE_GOLDEN") == "1"
@@ -73,11 +73,7 @@ def render(tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str, fmt: s
             "--config", str(path), "--format", fmt]  # fmt: skip
     if case == "fail":
         args += ["--tags", TAGS]
-    try:
-        code = main(args) or 0
-    except SystemExit as e:
-        code = int(e.code or 0)
-    out = capsys.readouterr().out
+    code, out, _ = invoke(capsys, *args)
     return code, normalize(out, fmt)
 
 

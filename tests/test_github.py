@@ -15,7 +15,6 @@ from pathlib import Path
 import httpx
 import pytest
 
-from rankgate.cli import main
 from rankgate.data import demo_dir, demo_qrels_path, demo_run_path
 from rankgate.errors import BackendError, ConfigError
 from rankgate.gate.github import (
@@ -28,6 +27,7 @@ from rankgate.gate.github import (
     pull_request_from_env,
     write_step_summary,
 )
+from tests.cli_support import exit_code
 from tests.github_support import TOKEN, FakeGitHub
 
 MARKER = "<!-- rankgate:gate:default -->"
@@ -60,15 +60,6 @@ def no_token(*texts: str) -> None:
     for text in texts:
         assert TOKEN not in text
         assert TOKEN[4:20] not in text
-
-
-def cli(*argv: str) -> int:
-    """Run the CLI in-process; its exit code."""
-    try:
-        code = main(list(argv)) or 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else 1
-    return int(code)
 
 
 def error_texts(info: pytest.ExceptionInfo[BaseException]) -> list[str]:
@@ -487,7 +478,7 @@ def test_gate_post_comment_end_to_end(
     ]
     codes, errs = [], []
     for _ in range(2):
-        codes.append(cli(*argv))
+        codes.append(exit_code(*argv))
         out, err = capsys.readouterr()
         errs.append(err)
         no_token(out, err, caplog.text)
@@ -511,7 +502,9 @@ def test_gate_post_comment_failure_exits_2(
     monkeypatch.delenv("RANKGATE_STORE", raising=False)
     api.fail(403, "Resource not accessible by integration")
     qrels, run = str(demo_qrels_path()), str(demo_run_path("dense"))
-    code = cli("gate", "--qrels", qrels, "--run", run, "--config", str(demo_dir() / "gates.yaml"), "--post-comment")
+    code = exit_code(
+        "gate", "--qrels", qrels, "--run", run, "--config", str(demo_dir() / "gates.yaml"), "--post-comment"
+    )
     out, err = capsys.readouterr()
     assert code == 2
     assert "rankgate: error: GitHub refused GET /repos/acme/search/issues/7/comments" in err

@@ -20,6 +20,7 @@ import rankgate.io
 import rankgate.io.source
 from rankgate.cli import main
 from rankgate.io import read_qrels, read_run, write_qrels, write_run
+from tests.cli_support import exit_code
 
 # Graded judgments; q3 is judged but absent from the run (it scores 0), q4 is only in the run.
 QRELS = {"q1": {"d1": 1, "d2": 0, "d5": 2}, "q2": {"d3": 2, "d4": 0}, "q3": {"d9": 1}}
@@ -296,21 +297,8 @@ def test_format_overrides_in_the_cli(tmp_path, capsys):
         main(["eval", str(q), str(r), "-m", "AP"])
     assert exc.value.code == 2
     assert "qrels.csv" in capsys.readouterr().err
-    main(
-        [
-            "eval",
-            str(q),
-            str(r),
-            "-m",
-            ",".join(MEASURES),
-            "--qrels-format",
-            "trec",
-            "--run-format",
-            "jsonl",
-            "--format",
-            "json",
-        ]
-    )
+    exit_code("eval", str(q), str(r), "-m", ",".join(MEASURES), "--qrels-format", "trec", "--run-format", "jsonl",
+              "--format", "json")  # fmt: skip
     out = json.loads(capsys.readouterr().out)
     assert out["aggregate"] == pytest.approx(EXPECTED)
 

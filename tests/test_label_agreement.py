@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from rankgate.cli import main
 from rankgate.core.qrels import Qrels
 from rankgate.core.run import Run
 from rankgate.errors import ConfigError, InputError
 from rankgate.label.agreement import cohen_kappa, confusion_matrix, label_agreement, ranking_correlation
+from tests.cli_support import invoke
 
 # Ten pairs, grades 0-2. Rows of the confusion matrix: reference; columns: candidate.
 #   ref 0: cand 0 x3, cand 1 x1
@@ -196,8 +196,7 @@ def test_agreement_command_json(tmp_path: Path, capsys: pytest.CaptureFixture[st
         path = tmp_path / f"{name}.txt"
         path.write_text(f"q2 Q0 {doc} 1 1.0 {name}\n")
         runs += ["--run", str(path)]
-    code = main(["label", "agreement", str(ref), str(cand), *runs, "-m", "nDCG@1", "--format", "json"]) or 0
-    out = capsys.readouterr().out
+    code, out, _ = invoke(capsys, "label", "agreement", str(ref), str(cand), *runs, "-m", "nDCG@1", "--format", "json")
     assert code == 0
     body = json.loads(out)
     # q2 adds four pairs: a (3, 3), b (2, 1), c (1, 2), d (0, 0); grades seen 0-3.
@@ -209,6 +208,5 @@ def test_agreement_command_json(tmp_path: Path, capsys: pytest.CaptureFixture[st
     # Only q2 is in the runs; q1 scores 0 for every system under both (queries default: the qrels').
     row = body["ranking"]["measures"]["nDCG@1"]
     assert row["tau"] == round(4 / 6, 4) and row["same_best"] is True
-    code = main(["label", "agreement", str(ref), str(cand)]) or 0
-    text = capsys.readouterr().out
+    code, text, _ = invoke(capsys, "label", "agreement", str(ref), str(cand))
     assert code == 0 and "Cohen's kappa, quadratic" in text and "confusion matrix" in text

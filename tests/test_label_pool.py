@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from rankgate.cli import main
 from rankgate.core.qrels import Qrels
 from rankgate.core.run import Run
 from rankgate.errors import ConfigError
 from rankgate.label.pooling import build_pool, pool_from_pairs
+from tests.cli_support import invoke
 
 A = Run.from_dict({"q1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}, "q2": {"e1": 2.0, "e2": 1.0}}, name="a")
 B = Run.from_dict({"q1": {"d3": 9.0, "d4": 8.0, "d1": 7.0}, "q3": {"f1": 1.0}}, name="b")
@@ -85,8 +85,7 @@ def test_dry_run_reports_the_pool_and_writes_nothing(tmp_path: Path, capsys: pyt
         str(tmp_path / "c.jsonl"), "--queries", str(tmp_path / "q.jsonl"), "--depth", "2", "--judge", "bm25",
         "--qrels", str(tmp_path / "old.txt"), "--out", str(tmp_path / "weak.txt"), "--dry-run", "--format", "json",
     ]  # fmt: skip
-    code = main(argv) or 0
-    out, err = capsys.readouterr()
+    code, out, err = invoke(capsys, *argv)
     assert code == 0, err
     body = json.loads(out)
     # q1: d1, d2 (a), d2, d3 (b) -> {d1, d2, d3}, d3 judged in old.txt; q2: e1, zz (not in the corpus).
@@ -94,8 +93,7 @@ def test_dry_run_reports_the_pool_and_writes_nothing(tmp_path: Path, capsys: pyt
     assert body["estimate"]["requests"] == 3 and body["dry_run"] is True
     assert "1 pooled documents are not in" in err and "'zz'" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == before
-    code = main(argv[:-2]) or 0  # the table
-    out, err = capsys.readouterr()
+    code, out, err = invoke(capsys, *argv[:-2])  # the table
     assert code == 0, err
     assert "to judge (dry run: nothing sent)" in out and "judged now" not in out
     assert sorted(p.name for p in tmp_path.iterdir()) == before

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from rankgate.cli import main
 from rankgate.core.qrels import Qrels
 from rankgate.errors import ConfigError, InputError
 from rankgate.io.readers import read_qrels
@@ -21,6 +20,7 @@ from rankgate.label.export import merge_tiers, query_tiers
 from rankgate.label.review import CSV_FIELDS, read_review_csv, stratified_sample, write_review_csv
 from rankgate.label.store import JudgmentStore
 from rankgate.label.types import Judgment
+from tests.cli_support import invoke
 from tests.label_support import FakeChatServer, expected_grade, make_collection
 
 
@@ -134,15 +134,6 @@ def test_merge_keeps_the_first_source_and_tiers_per_query():
 # -- the whole loop through the CLI -------------------------------------------------------------
 
 
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv)) or 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_review_loop_and_tiers_as_query_tags(capsys, tmp_path, monkeypatch):
     monkeypatch.delenv("RANKGATE_STORE", raising=False)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-review-loop")
@@ -155,7 +146,7 @@ def test_review_loop_and_tiers_as_query_tags(capsys, tmp_path, monkeypatch):
     p = {name: str(tmp_path / name) for name in ("corpus.jsonl", "queries.jsonl", "run.txt", "rev.txt")}
     llm_txt, llm_jsonl = str(tmp_path / "llm.txt"), str(tmp_path / "llm.jsonl")
     with FakeChatServer() as server:
-        code, _, err = cli(
+        code, _, err = invoke(
             capsys, "label", "--run", p["run.txt"], "--corpus", p["corpus.jsonl"], "--queries", p["queries.jsonl"],
             "--depth", "4", "--base-url", server.url, "--model", "fake-model", "--out", llm_txt, "--jsonl", llm_jsonl,
             "--no-progress",
@@ -164,7 +155,7 @@ def test_review_loop_and_tiers_as_query_tags(capsys, tmp_path, monkeypatch):
 
     # 1. Export a sample stratified by the LLM's labels; the file does not carry them.
     review = tmp_path / "review.csv"
-    code, out, err = cli(
+    code, out, err = invoke(
         capsys, "label", "sample", llm_jsonl, "--corpus", p["corpus.jsonl"], "--queries", p["queries.jsonl"],
         "--size", "8", "-o", str(review),
     )  # fmt: skip
@@ -190,7 +181,7 @@ def test_review_loop_and_tiers_as_query_tags(capsys, tmp_path, monkeypatch):
         writer.writeheader()
         writer.writerows(rows_)
     human_txt, store = str(tmp_path / "human.txt"), tmp_path / "labels.sqlite"
-    code, out, err = cli(capsys, "label", "import", str(review), "-o", human_txt, "--store", str(store))
+    code, out, err = invoke(capsys, "label", "import", str(review), "-o", human_txt, "--store", str(store))
     assert code == 0, err
     assert "read 7 labels" in out and "1 rows left blank" in out
     assert read_qrels(human_txt).to_dict() == _nested(human_labels)
@@ -198,7 +189,7 @@ def test_review_loop_and_tiers_as_query_tags(capsys, tmp_path, monkeypatch):
         assert {(j.query_id, j.doc_id): j.label for j in s.judgments("human:human")} == human_labels
 
     # 3. Agreement of the LLM with the humans, against scikit-learn.
-    code, out, err = cli(capsys, "label", "agreement", human_txt, llm_txt, "--scale", "graded", "--format", "json")
+    code, out, err = invoke(capsys, "label", "agreement", human_txt, llm_txt, "--scale", "graded", "--format", "json")
     assert code == 0, err
     body = json.loads(out)
     keys = sorted(human_labels)
@@ -212,7 +203,7 @@ def test_review_loop_and_tiers_as_query_tags(capsys, tmp_path, monkeypatch):
 
     # 4. Merge into a gold set: human labels (tier A) win over the LLM's (tier B, from the JSONL).
     gold, tiers = str(tmp_path / "gold.txt"), str(tmp_path / "tiers.jsonl")
-    code, out, err = cli(capsys, "label", "merge", f"{human_txt}:A", llm_jsonl, "--out", gold, "--tags-out", tiers)
+    code, out, err = invoke(capsys, "label", "merge", f"{human_txt}:A", llm_jsonl, "--out", gold, "--tags-out", tiers)
     assert code == 0, err
     merged = read_qrels(gold).to_dict()
     assert sum(len(d) for d in merged.values()) == 24
@@ -223,7 +214,7 @@ def test_review_loop_and_tiers_as_query_tags(capsys, tmp_path, monkeypatch):
     assert tags == {f"q{i}": {"tier": "A+B" if f"q{i}" in human_queries else "B"} for i in range(1, 7)}
 
     # 5. The tiers are query tags: compare breaks results down by tier...
-    code, out, err = cli(
+    code, out, err = invoke(
         capsys, "compare", gold, p["run.txt"], p["rev.txt"], "-m", "nDCG@4", "--tags", tiers, "--format", "json"
     )
     assert code == 0, err
@@ -232,7 +223,7 @@ def test_review_loop_and_tiers_as_query_tags(capsys, tmp_path, monkeypatch):
     # ...and a gate can look at the human-checked queries only.
     config = tmp_path / "gates.yaml"
     config.write_text("gates:\n  - name: gold_ndcg\n    metric: nDCG@4\n    threshold: 0.1\n    tags: {tier: A+B}\n")
-    code, out, err = cli(
+    code, out, err = invoke(
         capsys, "gate", "--qrels", gold, "--run", p["rev.txt"], "--baseline-run", p["run.txt"], "--config",
         str(config), "--tags", tiers, "--format", "json", "--no-record",
     )  # fmt: skip

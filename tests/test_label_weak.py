@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from rankgate.cli import main
 from rankgate.errors import ConfigError, InputError
 from rankgate.io.readers import read_qrels
 from rankgate.label.types import Pair
 from rankgate.label.weak import BM25Judge, ClickJudge, CrossEncoderJudge, check_thresholds, grade, read_clicks
+from tests.cli_support import invoke
 
 CORPUS = {
     "a": "green tea leaves brew green",
@@ -175,15 +175,6 @@ def test_malformed_click_logs_name_the_file_and_line(tmp_path: Path, text: str, 
 # -- the CLI ------------------------------------------------------------------------------------
 
 
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv)) or 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 @pytest.fixture
 def texts(tmp_path: Path) -> dict[str, str]:
     corpus, queries = tmp_path / "corpus.jsonl", tmp_path / "queries.jsonl"
@@ -197,7 +188,7 @@ def texts(tmp_path: Path) -> dict[str, str]:
 def test_bm25_judge_from_the_cli(capsys, texts, tmp_path):
     out = tmp_path / "weak.txt"
     argv = ["label", "--run", texts["run"], "--corpus", texts["corpus"], "--queries", texts["queries"], "--depth", "2"]
-    code, stdout, err = run_cli(
+    code, stdout, err = invoke(
         capsys, *argv, "--judge", "bm25", "--normalize", "none", "--thresholds", "0.3,0.6", "--out", str(out),
         "--jsonl", str(tmp_path / "weak.jsonl"), "--format", "json",
     )  # fmt: skip
@@ -226,13 +217,13 @@ def test_click_judge_from_the_cli_with_and_without_runs(capsys, texts, tmp_path)
     log = tmp_path / "clicks.csv"
     log.write_text(CLICKS_CSV)
     # No run: the pool is every logged pair with enough impressions.
-    code, stdout, err = run_cli(
+    code, stdout, err = invoke(
         capsys, "label", "--judge", "clicks", "--clicks", str(log), "--out", str(tmp_path / "c.txt"), "--format", "json"
     )
     assert code == 0, err
     assert read_qrels(tmp_path / "c.txt").to_dict() == {"q1": {"a": 3, "b": 1, "c": 1}, "q2": {"c": 0}}
     # With a run: its pairs without enough impressions stay unjudged ("no signal"), not failed.
-    code, stdout, err = run_cli(
+    code, stdout, err = invoke(
         capsys, "label", "--run", texts["run"], "--depth", "3", "--judge", "clicks", "--clicks", str(log),
         "--min-impressions", "10", "--out", str(tmp_path / "r.txt"), "--format", "json",
     )  # fmt: skip
@@ -300,7 +291,7 @@ def test_cross_encoder_from_a_local_folder(tiny_cross_encoder, monkeypatch, caps
     assert made[0].judge == "cross-encoder" and made[0].tier == "C" and made[0].model == tiny_cross_encoder.name
     # Through the CLI: --model is the local folder.
     out = tmp_path / "ce.txt"
-    code, _, err = run_cli(
+    code, _, err = invoke(
         capsys, "label", "--run", texts["run"], "--corpus", texts["corpus"], "--queries", texts["queries"], "--depth",
         "2", "--judge", "cross-encoder", "--model", str(tiny_cross_encoder), "--thresholds",
         ",".join(repr(t) for t in thresholds), "--out", str(out), "--no-progress",
@@ -316,7 +307,7 @@ def test_cross_encoder_from_a_local_folder(tiny_cross_encoder, monkeypatch, caps
 def test_cross_encoder_needs_a_local_folder(capsys, texts, tmp_path):
     with pytest.raises(InputError, match="cross-encoder model folder not found"):
         CrossEncoderJudge(tmp_path / "nowhere")
-    code, _, err = run_cli(
+    code, _, err = invoke(
         capsys, "label", "--run", texts["run"], "--corpus", texts["corpus"], "--queries", texts["queries"], "--judge",
         "cross-encoder", "--model", "cross-encoder/ms-marco-MiniLM-L-6-v2", "--out", str(tmp_path / "x.txt"),
     )  # fmt: skip

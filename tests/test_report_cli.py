@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.report_support import BASE_RR, CAND_RR, cli, write_collection
+from tests.cli_support import invoke
+from tests.report_support import BASE_RR, CAND_RR, write_collection
 
 
 def _figures(page: str) -> dict:
@@ -23,14 +24,14 @@ def outputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, str
     paths = write_collection(tmp_path)
     q, base, cand = paths["qrels"], paths["base"], paths["cand"]
     for name, run in (("base", base), ("cand", cand)):
-        code, _, err = cli(capsys, "eval", q, run, "-m", "RR,P@1,P@2,P@3,Judged@1", "--per-query",
+        code, _, err = invoke(capsys, "eval", q, run, "-m", "RR,P@1,P@2,P@3,Judged@1", "--per-query",
                            "--format", "json", "-o", str(tmp_path / f"{name}.json"))  # fmt: skip
         assert code == 0, err
-    code, out, err = cli(capsys, "compare", q, base, cand, "-m", "RR", "--format", "json")
+    code, out, err = invoke(capsys, "compare", q, base, cand, "-m", "RR", "--format", "json")
     assert code == 0, err
     (tmp_path / "compare.json").write_text(out)
     store = str(tmp_path / "results.db")
-    code, out, err = cli(capsys, "gate", "--qrels", q, "--run", cand, "--config", paths["gates"],
+    code, out, err = invoke(capsys, "gate", "--qrels", q, "--run", cand, "--config", paths["gates"],
                          "--baseline-run", base, "--store", store, "--format", "json")  # fmt: skip
     assert code == 1, err  # RR drops from 0.8333 to 0.5: the gate fails
     (tmp_path / "gate.json").write_text(out)
@@ -41,7 +42,7 @@ def outputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, str
 def test_report_from_eval_compare_gate_and_store(outputs, tmp_path: Path, capsys):
     out = tmp_path / "report.html"
     inputs = [outputs[f"{k}_json"] for k in ("base", "cand", "compare", "gate")]
-    code, stdout, err = cli(capsys, "report", *inputs, "--store", outputs["store"], "--out", str(out))
+    code, stdout, err = invoke(capsys, "report", *inputs, "--store", outputs["store"], "--out", str(out))
     assert code == 0, err
     assert stdout.startswith(f"wrote {out} (")
     page = out.read_text(encoding="utf-8")
@@ -74,7 +75,7 @@ def test_report_from_the_store_alone(outputs, tmp_path: Path, capsys):
         yesterday = Provenance(created_at=datetime.now(timezone.utc) - timedelta(days=1), branch="main")
         store.set_baseline(store.add(res, name="base", provenance=yesterday))
     out = tmp_path / "stored.html"
-    code, _, err = cli(capsys, "report", "--store", outputs["store"], "-o", str(out))
+    code, _, err = invoke(capsys, "report", "--store", outputs["store"], "-o", str(out))
     assert code == 0, err
     page = out.read_text(encoding="utf-8")
     assert "result 2 (baseline)" in page and "result 1 (latest)" in page
@@ -90,7 +91,7 @@ def test_query_texts_and_targets(outputs, tmp_path: Path, capsys):
     targets = tmp_path / "targets.yaml"
     targets.write_text("targets:\n  - metric: MRR\n    min: 0.9\n    advice: Add synonyms for product names.\n")
     out = tmp_path / "r.html"
-    code, _, err = cli(capsys, "report", outputs["base_json"], outputs["cand_json"], "--queries", str(queries),
+    code, _, err = invoke(capsys, "report", outputs["base_json"], outputs["cand_json"], "--queries", str(queries),
                        "--targets", str(targets), "-o", str(out), "--title", "Nightly")  # fmt: skip
     assert code == 0, err
     page = out.read_text(encoding="utf-8")
@@ -111,7 +112,7 @@ def test_query_texts_and_targets(outputs, tmp_path: Path, capsys):
 def test_bad_input_exits_2_naming_the_file(tmp_path: Path, capsys, content, message):
     bad = tmp_path / "bad.json"
     bad.write_text(content)
-    code, out, err = cli(capsys, "report", str(bad), "-o", str(tmp_path / "r.html"))
+    code, out, err = invoke(capsys, "report", str(bad), "-o", str(tmp_path / "r.html"))
     assert code == 2
     assert message in err and "Traceback" not in err
     assert out == "" and not (tmp_path / "r.html").exists()
@@ -119,27 +120,27 @@ def test_bad_input_exits_2_naming_the_file(tmp_path: Path, capsys, content, mess
 
 def test_usage_errors(outputs, tmp_path: Path, capsys, monkeypatch):
     monkeypatch.delenv("RANKGATE_STORE", raising=False)
-    code, _, err = cli(capsys, "report", "-o", str(tmp_path / "r.html"))
+    code, _, err = invoke(capsys, "report", "-o", str(tmp_path / "r.html"))
     assert code == 2 and "give at least one INPUT.json, or --store URL" in err
-    code, _, err = cli(capsys, "report", outputs["base_json"])
+    code, _, err = invoke(capsys, "report", outputs["base_json"])
     assert code == 2 and "--out" in err
-    code, _, err = cli(capsys, "report", "--store", str(tmp_path / "none.db"), "-o", str(tmp_path / "r.html"))
+    code, _, err = invoke(capsys, "report", "--store", str(tmp_path / "none.db"), "-o", str(tmp_path / "r.html"))
     assert code == 2 and "no results store at" in err
     from rankgate.store.base import open_store
 
     open_store(tmp_path / "empty.db").close()
-    code, _, err = cli(capsys, "report", "--store", str(tmp_path / "empty.db"), "-o", str(tmp_path / "r.html"))
+    code, _, err = invoke(capsys, "report", "--store", str(tmp_path / "empty.db"), "-o", str(tmp_path / "r.html"))
     assert code == 2 and "empty.db: the store holds no results to report on" in err
     targets = tmp_path / "t.yaml"
     targets.write_text("targets:\n  - metric: R@10\n    min: lots\n")
-    code, _, err = cli(
+    code, _, err = invoke(
         capsys, "report", outputs["base_json"], "--targets", str(targets), "-o", str(tmp_path / "r.html")
     )
     assert code == 2 and "targets[0].min" in err and "t.yaml" in err
 
 
 def test_help_has_examples(capsys):
-    code, out, _ = cli(capsys, "report", "--help")
+    code, out, _ = invoke(capsys, "report", "--help")
     assert code == 0
     assert "Examples:" in out and "rankgate report dense.json gate.json --store results.db --out report.html" in out
 

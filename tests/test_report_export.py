@@ -12,7 +12,8 @@ import pytest
 from rankgate.errors import BackendError, ConfigError
 from rankgate.report.charts import curve_chart, delta_chart
 from rankgate.report.export import export_charts
-from tests.report_support import XSS, chrome_paths, cli, write_collection
+from tests.cli_support import invoke
+from tests.report_support import XSS, chrome_paths, write_collection
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -56,12 +57,12 @@ def test_svg_and_png_export(kaleido, tmp_path: Path):
 def test_cli_export(kaleido, tmp_path: Path, capsys):
     paths = write_collection(tmp_path)
     ev = tmp_path / "base.json"
-    code, _, err = cli(
+    code, _, err = invoke(
         capsys, "eval", paths["qrels"], paths["base"], "-m", "P@1,P@2,RR", "--format", "json", "-o", str(ev)
     )
     assert code == 0, err
-    code, out, err = cli(capsys, "report", str(ev), "-o", str(tmp_path / "r.html"), "--export", str(tmp_path / "img"),
-                         "--export-format", "png")  # fmt: skip
+    code, out, err = invoke(capsys, "report", str(ev), "-o", str(tmp_path / "r.html"),
+                            "--export", str(tmp_path / "img"), "--export-format", "png")  # fmt: skip
     assert code == 0, err
     assert sorted(p.name for p in (tmp_path / "img").iterdir()) == ["curve-p.png"]
     assert "charts as PNG in" in out
@@ -92,9 +93,10 @@ def test_cli_export_failure_still_writes_the_html(tmp_path: Path, capsys, monkey
     paths = write_collection(tmp_path)
     ev = tmp_path / "base.json"
     assert (
-        cli(capsys, "eval", paths["qrels"], paths["base"], "-m", "P@1,P@2", "--format", "json", "-o", str(ev))[0] == 0
+        invoke(capsys, "eval", paths["qrels"], paths["base"], "-m", "P@1,P@2", "--format", "json", "-o", str(ev))[0]
+        == 0
     )
-    code, _, err = cli(capsys, "report", str(ev), "-o", str(tmp_path / "r.html"), "--export", str(tmp_path / "img"))
+    code, _, err = invoke(capsys, "report", str(ev), "-o", str(tmp_path / "r.html"), "--export", str(tmp_path / "img"))
     assert code == 2
     assert "needs kaleido" in err and "the HTML report was written to" in err
     assert (tmp_path / "r.html").stat().st_size > 0

@@ -13,6 +13,7 @@ from rankgate.report.collect import collect
 from rankgate.report.history import load_history
 from rankgate.report.inputs import as_inputs
 from rankgate.report.sections import build_sections, verdict
+from tests.cli_support import invoke
 from tests.report_support import eval_json, gate_row
 
 
@@ -195,9 +196,8 @@ def test_repeated_chart_ids_get_a_suffix():
 def test_eval_tag_groups_become_the_per_tag_chart_with_their_intervals(capsys, tmp_path):
     """``eval --tags --ci --format json`` alone fills the per-tag section: means per value, CI bars."""
     from rankgate.data import demo_dir, demo_qrels_path, demo_run_path
-    from tests.report_support import cli
 
-    code, out, _ = cli(capsys, "eval", str(demo_qrels_path()), str(demo_run_path("bm25")), "-m", "nDCG@10",
+    code, out, _ = invoke(capsys, "eval", str(demo_qrels_path()), str(demo_run_path("bm25")), "-m", "nDCG@10",
                        "--tags", str(demo_dir() / "queries.jsonl"), "--group-by", "difficulty", "--ci",
                        "--format", "json")  # fmt: skip
     assert code == 0
@@ -220,13 +220,12 @@ def test_eval_tag_groups_become_the_per_tag_chart_with_their_intervals(capsys, t
 def test_tag_deltas_and_tag_means_get_separate_charts(capsys):
     """A compare --tags JSON (deltas) and an eval --tags JSON (means) of one measure: both drawn."""
     from rankgate.data import demo_dir, demo_qrels_path, demo_run_path
-    from tests.report_support import cli
 
     tags = str(demo_dir() / "queries.jsonl")
     qrels, bm25, dense = str(demo_qrels_path()), str(demo_run_path("bm25")), str(demo_run_path("dense"))
-    _, compared, _ = cli(capsys, "compare", qrels, bm25, dense, "-m", "nDCG@10", "--tags", tags, "--format", "json",
+    _, compared, _ = invoke(capsys, "compare", qrels, bm25, dense, "-m", "nDCG@10", "--tags", tags, "--format", "json",
                          "--resamples", "200")  # fmt: skip
-    _, evaluated, _ = cli(capsys, "eval", qrels, bm25, "-m", "nDCG@10", "--tags", tags, "--format", "json")
+    _, evaluated, _ = invoke(capsys, "eval", qrels, bm25, "-m", "nDCG@10", "--tags", tags, "--format", "json")
     _, charts, _ = build_sections(_data(json.loads(compared), json.loads(evaluated)))
     by_id = {c.id: c for c in charts if c.id.startswith("tags")}
     assert set(by_id) == {"tags-ndcg-10", "tags-means-ndcg-10"}, set(by_id)

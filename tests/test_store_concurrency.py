@@ -19,9 +19,10 @@ from rankgate.store.provenance import Provenance
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
 # The child builds a deterministic result of N queries x 10 measures (seeded by its index),
-# waits for the GO file, then does its writes. MODE picks what it does inside each write
-# transaction, before the commit: "slow" sleeps (so that writers overlap), "hang" writes
-# the INSIDE file and sleeps until killed, "suicide" SIGKILLs itself.
+# writes the READY file, waits for the GO file, then does its writes. MODE picks what it does
+# inside each write transaction, before the commit: "slow" sleeps (so that writers overlap),
+# "hang" writes the INSIDE file and sleeps until killed, "suicide" SIGKILLs itself; "report"
+# prints a line after each commit (the parent kills it on a commit count, never on a clock).
 CHILD = r"""
 import os, signal, sys, time
 from pathlib import Path
@@ -31,7 +32,7 @@ from rankgate.measures.parse import parse_measure
 from rankgate.store.provenance import Provenance
 from rankgate.store.base import open_store
 
-path, tag, adds, n, mode, go, inside = sys.argv[1:8]
+path, tag, adds, n, mode, go, inside, ready = sys.argv[1:9]
 adds, n = int(adds), int(n)
 names = ["P@1", "P@5", "P@10", "R@5", "R@10", "R@100", "nDCG@10", "RR@10", "AP", "nDCG@100"]
 
@@ -50,12 +51,15 @@ def hook():
         Path(inside).write_text("inside")
         os.kill(os.getpid(), signal.SIGKILL)
 
+Path(ready).write_text("ready")
 while not os.path.exists(go):
     time.sleep(0.002)
 store = open_store(path)
 store._before_commit = hook
 for i in range(adds):
     store.add(result(1000 * int(tag[-1]) + i), name=f"{tag}-{i}", provenance=Provenance(branch=tag))
+    if mode == "report":
+        print(f"committed {i}", flush=True)
 store.close()
 print("done")
 """
@@ -80,6 +84,7 @@ def child(tmp_path: Path, store: Path, tag: str, *, adds: int, n: int, mode: str
             mode,
             str(tmp_path / "go"),
             str(tmp_path / f"inside-{tag}"),
+            str(tmp_path / f"ready-{tag}"),
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -97,6 +102,15 @@ def wait_for(path: Path, proc: subprocess.Popen[str], timeout: float = 60.0) -> 
         time.sleep(0.01)
 
 
+def wait_for_commits(proc: subprocess.Popen[str], count: int) -> None:
+    """Block until a "report" child has printed ``count`` commits (it flushes after each)."""
+    assert proc.stdout is not None
+    for _ in range(count):
+        if not proc.stdout.readline():
+            proc.wait(timeout=30)
+            raise AssertionError(f"child exited early ({proc.returncode}): {proc.stderr.read() if proc.stderr else ''}")
+
+
 def integrity(path: Path) -> str:
     with sqlite3.connect(path) as conn:
         return str(conn.execute("PRAGMA integrity_check").fetchone()[0])
@@ -106,7 +120,8 @@ def test_two_processes_adding_at_once_both_land(tmp_path: Path) -> None:
     """Both writers start on a store that does not exist yet: creation races too."""
     path = tmp_path / "shared.db"
     procs = [child(tmp_path, path, tag, adds=6, n=2000, mode="slow") for tag in ("w1", "w2")]
-    time.sleep(0.3)  # let both import and wait on the GO file
+    for tag, proc in zip(("w1", "w2"), procs, strict=True):  # both imported and waiting on the GO file
+        wait_for(tmp_path / f"ready-{tag}", proc)
     (tmp_path / "go").write_text("go")
     for p in procs:
         out, err = p.communicate(timeout=120)
@@ -187,8 +202,10 @@ def test_writer_killed_at_random_moments(tmp_path: Path) -> None:
     rng = np.random.default_rng(5)
     landed = 0
     for round_ in range(4):
-        proc = child(tmp_path, path, f"w{round_ + 1}", adds=50, n=5000, mode="none")
-        time.sleep(1.0 + float(rng.random()))
+        proc = child(tmp_path, path, f"w{round_ + 1}", adds=50, n=5000, mode="report")
+        wait_for_commits(proc, int(rng.integers(1, 6)))  # a random commit count, however slow the machine
+        # A random pause puts the kill anywhere in the next add; the test's claims hold wherever it lands.
+        time.sleep(0.3 * float(rng.random()))
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
         assert integrity(path) == "ok"
@@ -210,6 +227,7 @@ import os, sys
 from rankgate.store.connect import WRITE_OPTION, create_engine, parse_location
 
 engine = create_engine(parse_location(sys.argv[1]))
+open(sys.argv[3], "w").close()  # ready: imported, engine made
 while not os.path.exists(sys.argv[2]):
     pass
 with engine.connect() as conn:
@@ -226,14 +244,15 @@ def test_fresh_file_opened_by_many_processes_at_once(tmp_path: Path) -> None:
         path, go = tmp_path / f"fresh{trial}.db", tmp_path / f"go{trial}"
         procs = [
             subprocess.Popen(
-                [sys.executable, "-c", WAL_CHILD, str(path), str(go)],
+                [sys.executable, "-c", WAL_CHILD, str(path), str(go), str(tmp_path / f"ready{trial}-{k}")],
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
             )
-            for _ in range(4)
+            for k in range(4)
         ]
-        time.sleep(0.5)  # let every child import and spin
+        for k, proc in enumerate(procs):  # every child imported and spinning
+            wait_for(tmp_path / f"ready{trial}-{k}", proc)
         go.write_text("go")
         for p in procs:
             out, err = p.communicate(timeout=120)

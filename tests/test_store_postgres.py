@@ -8,11 +8,11 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 import rankgate
-from rankgate.cli import main
 from rankgate.errors import BackendError, InputError
 from rankgate.store.base import check_baseline_compatible, open_store
 from rankgate.store.provenance import Provenance
 from tests import postgres_support
+from tests.cli_support import invoke
 from tests.postgres_support import PostgresServer
 from tests.test_store import QRELS, RUN, evaluated, random_results
 
@@ -136,11 +136,7 @@ def test_cli_never_prints_the_password(
     run.write_text("".join(f"{q} Q0 {d} 0 {s} x\n" for q, docs in RUN.items() for d, s in docs.items()))
 
     def cli(*argv: str) -> tuple[int, str]:
-        try:
-            code = main(list(argv)) or 0
-        except SystemExit as e:
-            code = int(e.code or 0)
-        out, err = capsys.readouterr()
+        code, out, err = invoke(capsys, *argv)
         assert postgres_server.password not in out + err
         return code, out + err
 
