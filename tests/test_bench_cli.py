@@ -16,6 +16,7 @@ def _no_store_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("RANKGATE_STORE", raising=False)
 
 
+@pytest.mark.extra("bench", "gate")
 def test_bench_demo_json_runs_and_store(capsys, tmp_path: Path, embedding_cache_dir: Path) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
     runs, db = tmp_path / "runs", tmp_path / "results.db"
     code, out, err = invoke(
@@ -42,6 +43,7 @@ def test_bench_demo_json_runs_and_store(capsys, tmp_path: Path, embedding_cache_
     assert sorted(r["name"] for r in json.loads(out)["results"]) == sorted(r["id"] for r in data["results"])
 
 
+@pytest.mark.extra("bench")
 def test_bench_with_a_matrix_file_and_markdown(capsys, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     matrix = tmp_path / "m.yaml"
     matrix.write_text(
@@ -102,6 +104,7 @@ def test_bench_errors_exit_2(capsys, tmp_path: Path, args: list[str], message: s
     assert message in err and "Traceback" not in err
 
 
+@pytest.mark.extra("bench")
 def test_bench_malformed_dataset_and_matrix_exit_2(capsys, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     data = write_beir(tmp_path / "data", {"d1": "a"}, {"q1": "a"}, {"q1": {"d1": 1}})
     with (data / "corpus.jsonl").open("a") as f:

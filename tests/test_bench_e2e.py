@@ -26,6 +26,8 @@ from tests.bench_support import (  # noqa: F401  (session fixtures)
     minilm,
 )
 
+pytestmark = pytest.mark.extra("bench")
+
 MEASURES = ["nDCG@10", "R@10", "R@100", "RR@10", "AP"]
 INDEXES: list[Any] = [
     "exact",

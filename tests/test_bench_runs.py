@@ -23,6 +23,8 @@ from rankgate.io import read_qrels, read_run
 from rankgate.render.bench import render as render_bench
 from tests.bench_support import bm25_reference, factory_of, hashing, is_top_k, write_beir
 
+pytestmark = pytest.mark.extra("bench")
+
 
 def read_trec(path: str) -> dict[str, dict[str, float]]:
     """A TREC run file as {qid: {docid: score}}, read by hand."""

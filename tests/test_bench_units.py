@@ -181,6 +181,7 @@ matrix:
 """
 
 
+@pytest.mark.extra("bench")
 def test_matrix_file(tmp_path: Path) -> None:
     path = tmp_path / "m.yaml"
     path.write_text(MATRIX)
@@ -221,6 +222,7 @@ def test_matrix_file(tmp_path: Path) -> None:
         ("retrievers: [bm25]", "retrievers"),
     ],
 )
+@pytest.mark.extra("bench")
 def test_matrix_errors_name_the_file_and_key(tmp_path: Path, text: str, where: str) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text(text)
@@ -230,6 +232,7 @@ def test_matrix_errors_name_the_file_and_key(tmp_path: Path, text: str, where: s
     assert str(e.value).startswith(f"{path}: {where}: ")
 
 
+@pytest.mark.extra("bench")
 def test_matrix_yaml_syntax_error_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text("matrix:\n  retrievers: [bm25\n  k: 10\n")
@@ -388,6 +391,7 @@ def test_cache_keys_on_model_text_and_normalization(tmp_path: Path) -> None:
     assert EmbeddingCache(tmp_path).count() == 6
 
 
+@pytest.mark.extra("bench")
 def test_rerunning_a_benchmark_encodes_nothing(tmp_path: Path) -> None:
     counting = CountingEncoder(HashingEncoder(dim=64))
     plan = plan_from_dict(
@@ -422,6 +426,7 @@ def test_a_missing_extra_names_what_to_install(monkeypatch: pytest.MonkeyPatch, 
         require(module)
 
 
+@pytest.mark.extra("bench")
 def test_the_shipped_example_matrix_loads() -> None:
     from rankgate.data import demo_dir
 

@@ -20,6 +20,7 @@ def _shared_embedding_cache(monkeypatch: pytest.MonkeyPatch, embedding_cache_dir
     monkeypatch.delenv("RANKGATE_STORE", raising=False)
 
 
+@pytest.mark.extra("bench", "report", "gate")
 def test_demo_shows_every_part_and_writes_the_report(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     report = tmp_path / "out" / "demo.html"
     code, out, err = invoke(capsys, "demo", "--report", str(report))
@@ -42,6 +43,7 @@ def test_demo_shows_every_part_and_writes_the_report(capsys: pytest.CaptureFixtu
     assert report.stat().st_size < 3_000_000
 
 
+@pytest.mark.extra("bench", "report", "gate")
 def test_demo_json_has_bench_rows_and_report_path(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     report = tmp_path / "r.html"
     code, out, err = invoke(capsys, "demo", "--format", "json", "--report", str(report))

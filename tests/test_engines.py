@@ -249,6 +249,7 @@ def _same_comparison(a: dict, b: dict) -> None:
         assert a[key] == b[key], key
 
 
+@pytest.mark.extra("gate")
 def test_compare_gate_and_store_out_of_core_equal_in_memory(tmp_path, capsys):
     qrels, base, new, _, _ = _two_runs(tmp_path)
     args = ["compare", str(qrels), str(base), str(new), "-m", "nDCG@10,AP", "--format", "json", "--resamples", "500"]

@@ -99,6 +99,7 @@ def _round(value: object) -> object:
     return value
 
 
+@pytest.mark.extra("gate")
 @pytest.mark.parametrize("fmt", list(FORMATS))
 @pytest.mark.parametrize(("case", "exit_code"), [("pass", 0), ("warn", 0), ("fail", 1), ("inconclusive", 1)])
 def test_gate_output_matches_golden_file(tmp_path, capsys, case, exit_code, fmt):
@@ -120,6 +121,7 @@ def test_golden_verdicts_are_the_cases_they_claim():
     assert statuses == ["inconclusive", "inconclusive"]
 
 
+@pytest.mark.extra("gate")
 @pytest.mark.slow
 def test_two_gate_runs_writing_one_store_at_once_both_land(tmp_path):
     from rankgate.store.base import open_store

@@ -44,6 +44,7 @@ def everything_written(tmp_path: Path) -> bytes:
     return b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
 
 
+@pytest.mark.extra("label")
 def test_llm_labels_qrels_jsonl_tags_and_summary(capsys, coll, tmp_path):
     faults = deque(["429", "500", "timeout", "malformed", "garbage"])
     with FakeChatServer(queue=faults, slow_seconds=8.0) as server:
@@ -76,6 +77,7 @@ def test_llm_labels_qrels_jsonl_tags_and_summary(capsys, coll, tmp_path):
     assert (tmp_path / "llm.sqlite").exists()
 
 
+@pytest.mark.extra("label")
 def test_table_output_and_the_estimate_on_stderr(capsys, coll, tmp_path):
     with FakeChatServer() as server:
         code, out, err = invoke(capsys, *llm_args(coll, server, tmp_path))
@@ -85,6 +87,7 @@ def test_table_output_and_the_estimate_on_stderr(capsys, coll, tmp_path):
     assert "3 of 3 queries fully judged" in out
 
 
+@pytest.mark.extra("label")
 def test_rerunning_the_command_resumes_without_paying_twice(capsys, coll, tmp_path):
     with FakeChatServer() as server:
         assert invoke(capsys, *llm_args(coll, server, tmp_path, "--max-judgments", "5"))[0] == 1
@@ -99,6 +102,7 @@ def test_rerunning_the_command_resumes_without_paying_twice(capsys, coll, tmp_pa
         }  # fmt: skip
 
 
+@pytest.mark.extra("label")
 def test_the_cost_cap_exits_1_and_writes_what_was_judged(capsys, coll, tmp_path):
     with FakeChatServer() as server:
         code, out, err = invoke(
@@ -126,6 +130,7 @@ def test_dry_run_prints_the_estimate_and_sends_or_writes_nothing(capsys, coll, t
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.jsonl", "queries.jsonl", "run.txt"]
 
 
+@pytest.mark.extra("label")
 def test_the_key_never_appears_in_output_files_logs_or_errors(capsys, caplog, coll, tmp_path):
     caplog.set_level(logging.DEBUG)  # every logger, httpx and httpcore included
     with FakeChatServer(faults={"d1_0 with": ["echo"] * 3}) as server:
@@ -182,6 +187,7 @@ def test_bad_options_and_inputs_exit_2_naming_the_problem(capsys, coll, tmp_path
         assert "Traceback" not in err
 
 
+@pytest.mark.extra("label")
 def test_an_unreachable_endpoint_is_an_error_per_pair_not_a_crash(capsys, coll, tmp_path):
     with FakeChatServer() as server:
         args = llm_args(coll, server, tmp_path)
@@ -208,6 +214,7 @@ def test_help_of_every_label_command_has_examples(capsys):
     assert code == 0 and "--judge" in out  # no arguments: the help
 
 
+@pytest.mark.extra("label")
 def test_judges_lists_the_store(capsys, coll, tmp_path):
     with FakeChatServer() as server:
         assert invoke(capsys, *llm_args(coll, server, tmp_path, "--price-in", "1", "--price-out", "1"))[0] == 0
@@ -217,6 +224,7 @@ def test_judges_lists_the_store(capsys, coll, tmp_path):
     assert row["judge_id"].startswith("llm:fake-model:") and row["ok"] == 12 and row["cost"] > 0
 
 
+@pytest.mark.extra("label")
 def test_binary_scale_labels_0_and_1(capsys, coll, tmp_path):
     """The binary prompt goes out, and the labels are 0/1: planted grades 2 and 3 are relevant."""
     with FakeChatServer() as server:
@@ -229,6 +237,7 @@ def test_binary_scale_labels_0_and_1(capsys, coll, tmp_path):
     assert json.loads(out)["labels"] == {"0": 6, "1": 6}
 
 
+@pytest.mark.extra("label")
 def test_a_custom_prompt_template_is_sent_and_names_a_new_judge(capsys, coll, tmp_path):
     template = tmp_path / "prompt.txt"
     template.write_text(

@@ -52,6 +52,7 @@ def judge_for(
     return LLMJudge(client, Prompt.builtin("graded"))
 
 
+@pytest.mark.extra("label")
 def test_labels_land_in_the_store_and_a_rerun_sends_nothing(tmp_path):
     corpus, queries, run = collection(3, 4)
     pool = build_pool([run], 4)
@@ -67,6 +68,7 @@ def test_labels_land_in_the_store_and_a_rerun_sends_nothing(tmp_path):
         assert len(again.judgments) == 12
 
 
+@pytest.mark.extra("label")
 def test_duplicate_texts_are_sent_once_and_the_cache_answers_other_ids(tmp_path):
     corpus, queries, run = collection(2, 3)
     corpus["dup"] = corpus["d1_0"]  # an exact duplicate document
@@ -86,6 +88,7 @@ def test_duplicate_texts_are_sent_once_and_the_cache_answers_other_ids(tmp_path)
         assert later.judgments[0].cached and later.judgments[0].cost == 0
 
 
+@pytest.mark.extra("label")
 def test_a_changed_prompt_is_a_new_judge(tmp_path):
     corpus, queries, run = collection(1, 2)
     pool = build_pool([run], 2)
@@ -98,6 +101,7 @@ def test_a_changed_prompt_is_a_new_judge(tmp_path):
         assert len(server.records) == 4
 
 
+@pytest.mark.extra("label")
 def test_max_judgments_judges_the_shallowest_ranks_of_every_query_first(tmp_path):
     corpus, queries, run = collection(3, 4)
     with FakeChatServer() as server, JudgmentStore(tmp_path / "s.sqlite") as store:
@@ -111,6 +115,7 @@ def test_max_judgments_judges_the_shallowest_ranks_of_every_query_first(tmp_path
     assert judged == [("q1", "d1_0"), ("q1", "d1_1"), ("q2", "d2_0"), ("q2", "d2_1"), ("q3", "d3_0")]
 
 
+@pytest.mark.extra("label")
 def test_existing_judgments_are_not_pooled(tmp_path):
     corpus, queries, run = collection(2, 3)
     existing = Qrels.from_dict({"q1": {"d1_0": 3, "d1_1": 0}})
@@ -121,6 +126,7 @@ def test_existing_judgments_are_not_pooled(tmp_path):
     assert sorted(r.passage.split()[1] for r in server.records) == ["d1_2", "d2_0", "d2_1", "d2_2"]
 
 
+@pytest.mark.extra("label")
 def test_failed_pairs_are_kept_out_unless_retry_failed(tmp_path):
     corpus, queries, run = collection(1, 2)
     pool = build_pool([run], 2)
@@ -134,6 +140,7 @@ def test_failed_pairs_are_kept_out_unless_retry_failed(tmp_path):
         assert len(server.records) == 5 and len(fixed.judgments) == 2 and not fixed.failed
 
 
+@pytest.mark.extra("label")
 def test_pairs_without_an_answer_are_retried_by_the_next_run(tmp_path):
     corpus, queries, run = collection(1, 2)
     pool = build_pool([run], 2)
@@ -149,6 +156,7 @@ def worst_cost(judge: LLMJudge, query: str, document: str, prices: Prices) -> fl
     return prices.cost(worst_case_input_tokens(messages), judge.client.max_tokens)
 
 
+@pytest.mark.extra("label")
 @pytest.mark.parametrize("concurrency", [1, 4])
 @pytest.mark.parametrize("room", [1.8, 3.5])
 def test_the_cost_cap_stops_before_it_is_crossed(tmp_path, concurrency, room):
@@ -177,6 +185,7 @@ def test_the_cost_cap_stops_before_it_is_crossed(tmp_path, concurrency, room):
         assert float(report.usage["cost"]) == pytest.approx(meter.spent)  # type: ignore[arg-type]
 
 
+@pytest.mark.extra("label")
 def test_a_cost_stop_between_parse_retries_keeps_the_paid_request(tmp_path):
     """The first answer is unreadable and its retry could cross the cap: the stop keeps the
     pair's record (tokens and cost paid), and a rerun with room asks again and finishes."""
@@ -236,6 +245,7 @@ def ok_rows(store: Path) -> int:
             return 0
 
 
+@pytest.mark.extra("label")
 def test_a_run_killed_part_way_resumes_and_judges_every_pair_exactly_once(tmp_path):
     files = write_collection(tmp_path, 5, 6)  # 30 pairs
     out, store = tmp_path / "llm.txt", tmp_path / "llm.sqlite"

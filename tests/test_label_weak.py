@@ -70,6 +70,7 @@ def test_thresholds_make_grades():
             check_thresholds(bad)
 
 
+@pytest.mark.extra("bench")
 def test_bm25_raw_scores_and_grades_match_a_hand_computation():
     judge = BM25Judge(CORPUS, QUERIES, normalize="none", thresholds=(0.3, 0.6, 0.9))
     made = judge.judge_batch(pairs_of("q1") + pairs_of("q2"))
@@ -86,6 +87,7 @@ def test_bm25_raw_scores_and_grades_match_a_hand_computation():
     assert by_doc[("q1", "a")] == 2 and by_doc[("q1", "c")] == 1 and by_doc[("q2", "c")] == 3
 
 
+@pytest.mark.extra("bench")
 def test_bm25_normalized_by_the_best_document_of_the_query():
     judge = BM25Judge(CORPUS, QUERIES)  # normalize="max", thresholds 0.25, 0.5, 0.75
     made = {(j.query_id, j.doc_id): j for j in judge.judge_batch(pairs_of("q1") + pairs_of("q3"))}
@@ -100,6 +102,7 @@ def test_bm25_normalized_by_the_best_document_of_the_query():
     assert {made[("q3", d)].score for d in CORPUS} == {0.0}
 
 
+@pytest.mark.extra("bench")
 def test_bm25_identity_depends_on_settings_and_corpus():
     base = BM25Judge(CORPUS, QUERIES).judge_id
     assert BM25Judge(CORPUS, QUERIES).judge_id == base
@@ -185,6 +188,7 @@ def texts(tmp_path: Path) -> dict[str, str]:
     return {"corpus": str(corpus), "queries": str(queries), "run": str(run)}
 
 
+@pytest.mark.extra("bench")
 def test_bm25_judge_from_the_cli(capsys, texts, tmp_path):
     out = tmp_path / "weak.txt"
     argv = ["label", "--run", texts["run"], "--corpus", texts["corpus"], "--queries", texts["queries"], "--depth", "2"]

@@ -39,6 +39,7 @@ def outputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, str
     return {**paths, **jsons, "store": store}
 
 
+@pytest.mark.extra("report", "gate")
 def test_report_from_eval_compare_gate_and_store(outputs, tmp_path: Path, capsys):
     out = tmp_path / "report.html"
     inputs = [outputs[f"{k}_json"] for k in ("base", "cand", "compare", "gate")]
@@ -61,6 +62,7 @@ def test_report_from_eval_compare_gate_and_store(outputs, tmp_path: Path, capsys
     assert [t["y"] for t in history if t["name"] == "cand"] == [[pytest.approx(0.5)]]
 
 
+@pytest.mark.extra("report", "gate")
 def test_report_from_the_store_alone(outputs, tmp_path: Path, capsys):
     from datetime import datetime, timedelta, timezone
 
@@ -85,6 +87,7 @@ def test_report_from_the_store_alone(outputs, tmp_path: Path, capsys):
     assert [t["name"] for t in figures["history-rr"]["data"]] == ["base", "cand", "baseline"]
 
 
+@pytest.mark.extra("report", "gate")
 def test_query_texts_and_targets(outputs, tmp_path: Path, capsys):
     queries = tmp_path / "queries.jsonl"
     queries.write_text('{"_id": "q3", "text": "where is the sixth document"}\n')
@@ -118,6 +121,7 @@ def test_bad_input_exits_2_naming_the_file(tmp_path: Path, capsys, content, mess
     assert out == "" and not (tmp_path / "r.html").exists()
 
 
+@pytest.mark.extra("report")
 def test_usage_errors(outputs, tmp_path: Path, capsys, monkeypatch):
     monkeypatch.delenv("RANKGATE_STORE", raising=False)
     code, _, err = invoke(capsys, "report", "-o", str(tmp_path / "r.html"))

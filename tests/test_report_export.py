@@ -76,6 +76,7 @@ def _umask() -> int:
     return mask
 
 
+@pytest.mark.extra("report")
 def test_unknown_format_and_no_charts(tmp_path: Path):
     with pytest.raises(ConfigError, match=r"must be one of svg, png\. Got 'jpg' instead"):
         export_charts(_charts(), tmp_path, fmt="jpg")
@@ -88,6 +89,7 @@ def test_missing_kaleido_names_the_extra(tmp_path: Path, monkeypatch):
         export_charts(_charts(), tmp_path, fmt="svg")
 
 
+@pytest.mark.extra("report")
 def test_cli_export_failure_still_writes_the_html(tmp_path: Path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "kaleido", None)
     paths = write_collection(tmp_path)

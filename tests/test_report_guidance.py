@@ -87,6 +87,7 @@ def test_ranking_suggestions_for_precision_and_rr():
     assert not any("deeper" in s or "found, but below the cutoff" in s for s in p.suggestions)
 
 
+@pytest.mark.extra("gate")
 def test_load_targets_from_yaml_list_and_mapping(tmp_path: Path):
     path = tmp_path / "targets.yaml"
     path.write_text(
@@ -114,6 +115,7 @@ def test_load_targets_from_yaml_list_and_mapping(tmp_path: Path):
         ("targets: {R@10: 0.5}\nextra: 1\n", "extra"),
     ],
 )
+@pytest.mark.extra("gate")
 def test_bad_targets_name_the_key_path(tmp_path: Path, text, key_path):
     path = tmp_path / "targets.yaml"
     path.write_text(text)
@@ -123,6 +125,7 @@ def test_bad_targets_name_the_key_path(tmp_path: Path, text, key_path):
     assert str(path) in str(e.value)
 
 
+@pytest.mark.extra("gate")
 def test_bad_yaml_names_the_line(tmp_path: Path):
     path = tmp_path / "targets.yaml"
     path.write_text("targets:\n  - metric: R@10\n   min: [\n")

@@ -51,6 +51,7 @@ def _scripts(page: str) -> list[str]:
     return re.findall(r"<script[^>]*>", page)
 
 
+@pytest.mark.extra("report")
 def test_every_user_string_is_escaped_in_the_page():
     inputs, texts = hostile_inputs()
     targets = {"targets": [{"metric": "RR", "min": 0.9, "advice": f"call {XSS}"}]}
@@ -81,6 +82,7 @@ def test_script_json_cannot_close_the_script_element():
     assert json.loads(text) == {"a": "</script><script>alert(1)</script>", "b": "&\u2028"}
 
 
+@pytest.mark.extra("report")
 def test_plotly_is_embedded_once_and_nothing_is_fetched():
     from plotly.offline import get_plotlyjs
 
@@ -93,6 +95,7 @@ def test_plotly_is_embedded_once_and_nothing_is_fetched():
     assert "cdn." not in page
 
 
+@pytest.mark.extra("report")
 def test_template_scripts_arrive_unchanged():
     from importlib.resources import files
 
@@ -101,6 +104,7 @@ def test_template_scripts_arrive_unchanged():
     assert js.strip() in page
 
 
+@pytest.mark.extra("report")
 def test_sections_of_a_full_input_set(tmp_path: Path):
     inputs, texts = hostile_inputs()
     path = write_report(tmp_path / "sub" / "r.html", inputs, query_texts=texts)
@@ -115,6 +119,7 @@ def test_sections_of_a_full_input_set(tmp_path: Path):
     assert path.stat().st_mode & 0o777 == 0o666 & ~mask  # as any new file, not the temporary file's 0600
 
 
+@pytest.mark.extra("report", "gate")
 @pytest.mark.slow
 def test_demo_report_is_under_three_megabytes(demo_report_path: Path):
     size = demo_report_path.stat().st_size
@@ -132,6 +137,7 @@ def demo_report_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return demo_report(tmp_path_factory.mktemp("demo") / "report.html")
 
 
+@pytest.mark.extra("report")
 def test_intervals_of_means_are_unsigned_and_deltas_signed():
     ev = eval_json("a", {"R@10": 0.81, "nDCG@10": 0.83}, ci={"R@10": [0.747, 0.873], "nDCG@10": None})
     gate = {"verdict": "pass", "run": "b", "baseline": "run `a`",

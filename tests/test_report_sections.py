@@ -81,6 +81,7 @@ def test_sections_left_out_say_what_input_fills_them():
     assert "--per-query" in not_shown[1]
 
 
+@pytest.mark.extra("report")
 def test_delta_chart_bars_are_the_per_query_differences_sorted():
     base = eval_json("base", {"RR": 0.8333}, {"q1": {"RR": 1.0}, "q2": {"RR": 0.5}, "q3": {"RR": 1.0}})
     cand = eval_json("cand", {"RR": 0.5}, {"q1": {"RR": 0.5}, "q2": {"RR": 1.0}, "q3": {"RR": 0.0}})
@@ -151,6 +152,7 @@ def _store_with_history():
     return store, ids
 
 
+@pytest.mark.extra("report", "gate")
 def test_history_from_a_real_store():
     store, ids = _store_with_history()
     with store:
@@ -169,6 +171,7 @@ def test_history_from_a_real_store():
         assert load_history(store, name="nobody").points == []
 
 
+@pytest.mark.extra("report")
 def test_history_chart_marks_the_baseline():
     store, ids = _store_with_history()
     with store:
@@ -184,6 +187,7 @@ def test_history_chart_marks_the_baseline():
     assert history.baseline.id == ids[1]
 
 
+@pytest.mark.extra("report")
 def test_repeated_chart_ids_get_a_suffix():
     gates = [{"verdict": "pass", "run": f"r{i}", "gates": [gate_row("g", "RR", "pass", 0.5, None)]} for i in range(2)]
     cut = {"cutoffs": [1, 5], "runs": {"r0": {"R@1": 0.1, "R@5": 0.2}}}
@@ -193,6 +197,7 @@ def test_repeated_chart_ids_get_a_suffix():
     assert ids[:2] == ["gate", "gate-2"]
 
 
+@pytest.mark.extra("report")
 def test_eval_tag_groups_become_the_per_tag_chart_with_their_intervals(capsys, tmp_path):
     """``eval --tags --ci --format json`` alone fills the per-tag section: means per value, CI bars."""
     from rankgate.data import demo_dir, demo_qrels_path, demo_run_path
@@ -217,6 +222,7 @@ def test_eval_tag_groups_become_the_per_tag_chart_with_their_intervals(capsys, t
     assert tags["worst"] == []  # no baseline: no drops to list
 
 
+@pytest.mark.extra("report")
 def test_tag_deltas_and_tag_means_get_separate_charts(capsys):
     """A compare --tags JSON (deltas) and an eval --tags JSON (means) of one measure: both drawn."""
     from rankgate.data import demo_dir, demo_qrels_path, demo_run_path

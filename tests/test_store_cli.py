@@ -27,6 +27,7 @@ def add(capsys, inputs, *extra: str) -> int:
     return int(out.strip())
 
 
+@pytest.mark.extra("gate")
 def test_add_prints_the_id_and_show_gives_eval_values(capsys, inputs) -> None:
     assert add(capsys, inputs, "--branch", "main", "--commit", "abc123", "--label", "config=gates.yaml") == 1
     assert add(capsys, inputs, "--name", "dense", "--branch", "feature") == 2
@@ -50,6 +51,7 @@ def test_add_prints_the_id_and_show_gives_eval_values(capsys, inputs) -> None:
     assert {k: data[k] for k in evaluated} == evaluated  # a superset of the eval contract
 
 
+@pytest.mark.extra("gate")
 def test_add_reports_on_stderr_and_can_set_the_baseline(capsys, inputs) -> None:
     qrels, run, store = inputs
     code, out, err = invoke(
@@ -74,6 +76,7 @@ def test_add_reports_on_stderr_and_can_set_the_baseline(capsys, inputs) -> None:
     assert code == 0 and json.loads(out)["id"] == 1 and json.loads(out)["baseline_for"] == ["nightly"]
 
 
+@pytest.mark.extra("gate")
 def test_list_table_and_json(capsys, inputs) -> None:
     add(capsys, inputs, "--branch", "main", "--commit", "0123456789abcdef")
     add(capsys, inputs, "--name", "dense", "--branch", "feature")
@@ -103,6 +106,7 @@ def test_list_table_and_json(capsys, inputs) -> None:
     assert code == 0 and out == "" and "no stored results in" in err and "with branch 'nope'" in err
 
 
+@pytest.mark.extra("gate")
 def test_show_table(capsys, inputs) -> None:
     add(capsys, inputs, "--branch", "main", "--commit", "abc123")
     code, out, err = invoke(capsys, "store", "show", "latest:main", "--per-query", "--store", inputs[2])
@@ -114,6 +118,7 @@ def test_show_table(capsys, inputs) -> None:
     assert "0.3750" in rows["all"]
 
 
+@pytest.mark.extra("gate")
 def test_env_var_names_the_store(capsys, inputs, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RANKGATE_STORE", inputs[2])
     qrels, run, _ = inputs
@@ -123,6 +128,7 @@ def test_env_var_names_the_store(capsys, inputs, monkeypatch: pytest.MonkeyPatch
     assert [r["id"] for r in json.loads(out)["results"]] == [1]
 
 
+@pytest.mark.extra("gate")
 def test_baseline_show_all(capsys, inputs) -> None:
     add(capsys, inputs, "--branch", "main")
     add(capsys, inputs, "--branch", "main")
@@ -144,6 +150,7 @@ def test_baseline_show_all(capsys, inputs) -> None:
         (["baseline", "set", "latest:nope"], "no stored result on branch 'nope'"),
     ],
 )
+@pytest.mark.extra("gate")
 def test_errors_exit_2_without_traceback(capsys, inputs, argv: list[str], message: str) -> None:
     add(capsys, inputs, "--branch", "main")
     code, out, err = invoke(capsys, "store", *argv, "--store", inputs[2])
@@ -153,6 +160,7 @@ def test_errors_exit_2_without_traceback(capsys, inputs, argv: list[str], messag
     assert "Traceback" not in err
 
 
+@pytest.mark.extra("gate")
 def test_store_errors_exit_2(capsys, inputs, tmp_path: Path) -> None:
     code, _, err = invoke(capsys, "store", "list", "--store", str(tmp_path / "none.db"))
     assert code == 2 and "no results store at" in err

