@@ -358,6 +358,7 @@ def test_bad_urls(url: str, error: type, message: str) -> None:
     assert "pw@" not in str(info.value)
 
 
+@pytest.mark.extra("postgres")
 def test_unreachable_postgres_is_a_backend_error_without_password() -> None:
     from tests.postgres_support import free_port
 

@@ -16,6 +16,8 @@ from tests.cli_support import invoke
 from tests.postgres_support import PostgresServer
 from tests.test_store import QRELS, RUN, evaluated, random_results
 
+pytestmark = pytest.mark.extra("postgres")
+
 postgres_server = postgres_support.postgres_server  # fixtures
 postgres_url = postgres_support.postgres_url
 

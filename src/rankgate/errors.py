@@ -7,6 +7,8 @@ The tree::
     ├── MeasureError(ValueError)   unknown measure name, bad syntax or parameter
     ├── ConfigError(ValueError)    bad configuration (carries the key path)
     └── BackendError               a judge, retriever or store failed
+        └── MissingExtraError      an optional dependency is missing; names the extra to install
+                                   (rankgate.extras; also an ImportError)
 
 The CLI maps every `RankgateError` to a message on stderr and exit code 2
 (`BackendError` also exits 2: the run could not be carried out).
