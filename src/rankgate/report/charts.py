@@ -77,7 +77,7 @@ def colors_for(names: Sequence[str]) -> dict[str, str]:
 
 def _plotly() -> Any:
     """``plotly.graph_objects``, or a `MissingExtraError` naming the report extra."""
-    return require("plotly.graph_objects", "report", purpose="the report's charts")
+    return require("plotly.graph_objects", "report", purpose="the HTML report")
 
 
 def _figure(data: list[Any], layout: dict[str, Any]) -> dict[str, Any]:
