@@ -125,8 +125,9 @@ def _build_judge(
     job: LabelJob, queries: dict[str, str] | None, corpus: dict[str, str] | None, warnings: list[str]
 ) -> LLMJudge | BM25Judge | ClickJudge | CrossEncoderJudge:
     if job.judge == "llm":
+        from rankgate.label.chat import ChatClient
         from rankgate.label.cost import CostMeter, Prices
-        from rankgate.label.llm import ChatClient, LLMJudge
+        from rankgate.label.llm import LLMJudge
         from rankgate.label.prompts import Prompt
         from rankgate.label.ratelimit import RateLimiter
         from rankgate.label.secret import secret_from_env
