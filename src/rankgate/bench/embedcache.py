@@ -35,7 +35,7 @@ _SCHEMA = (
     "PRIMARY KEY (model_key, text_key)) WITHOUT ROWID",
 )
 _LOOKUP_CHUNK = 500  # SQLite's bound-parameter limit is 999 on old builds
-_WRITE_CHUNK = 4096  # texts encoded between two commits
+WRITE_CHUNK = 4096  # texts encoded between two commits
 
 
 def default_cache_dir() -> Path:
@@ -185,14 +185,14 @@ class CachedEncoder:
         self.misses += len(missing)
         if progress is not None and len(unique) > len(missing):
             progress(len(unique) - len(missing))
-        for lo in range(0, len(missing), _WRITE_CHUNK):
-            chunk = missing[lo : lo + _WRITE_CHUNK]
+        for lo in range(0, len(missing), WRITE_CHUNK):
+            chunk = missing[lo : lo + WRITE_CHUNK]
             start = time.perf_counter()
             vectors = self.encoder.encode(
                 [texts[unique[key]] for key in chunk], normalize=normalize, batch_size=batch_size, progress=progress
             )
             self.encode_seconds += time.perf_counter() - start
-            vectors = _checked(vectors, len(chunk), dim)
+            vectors = checked_vectors(vectors, len(chunk), dim)
             self.cache.put(model_key, chunk, vectors)
             found.update(zip(chunk, vectors, strict=True))
         out = np.empty((len(texts), dim), dtype=np.float32)
@@ -201,7 +201,12 @@ class CachedEncoder:
         return out
 
 
-def _checked(vectors: np.ndarray, n: int, dim: int) -> np.ndarray:
+def checked_vectors(vectors: np.ndarray, n: int, dim: int) -> np.ndarray:
+    """An encoder's answer as float32, checked to be ``n`` finite vectors of ``dim`` values.
+
+    Raises:
+        BackendError: another shape, or NaN or infinite values.
+    """
     array = np.asarray(vectors, dtype=np.float32)
     if array.shape != (n, dim):
         raise BackendError(f"the encoder returned an array of shape {array.shape}, expected ({n}, {dim})")
