@@ -16,13 +16,12 @@ from urllib.parse import urlsplit
 
 from rankgate.errors import ConfigError
 from rankgate.label.runner import DEFAULT_MAX_DOC_CHARS, Estimate, LabelReport, label_pool
-from rankgate.label.types import TIER_HUMAN, TIER_LLM, TIER_WEAK, Judgment
+from rankgate.label.types import JUDGES, TIER_HUMAN, TIER_LLM, TIER_WEAK, Judgment
 
 if TYPE_CHECKING:
     from rankgate.label.llm import LLMJudge
     from rankgate.label.weak import BM25Judge, ClickJudge, CrossEncoderJudge
 
-JUDGES = ("llm", "bm25", "clicks", "cross-encoder")
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
 
 

@@ -32,7 +32,6 @@ from rankgate.label.types import STATUS_ERROR, STATUS_FAILED, STATUS_OK, BatchJu
 
 EXPECTED_OUTPUT_TOKENS = 40  # a JSON verdict with a one-sentence reason
 DEFAULT_MAX_DOC_CHARS = 6000
-STOP_REASONS = ("max-cost", "max-judgments", "errors")
 
 
 @dataclass
@@ -59,7 +58,8 @@ class LabelReport:
     ``counts`` holds: ``pool`` (pairs), ``done_before`` (in the store already), ``new``
     (judged now), ``cached`` (answered from the cache now), ``failed`` and ``errors`` (now),
     ``no_signal`` (a weak judge had nothing to go on, e.g. too few impressions) and
-    ``not_started`` (left for a later run by a budget).
+    ``not_started`` (left for a later run by a budget). ``stop_reason`` is None when the run
+    went through, else ``"max-cost"``, ``"max-judgments"`` or ``"errors"``.
     """
 
     judge: dict[str, object]
