@@ -19,7 +19,7 @@ import asyncio
 import dataclasses
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -167,49 +167,22 @@ def label_pool(
     pairs = make_pairs(pool, queries, corpus, max_doc_chars=max_doc_chars)
     todo = [p for p in pairs if (p.query_id, p.doc_id) not in done]
     counts: Counter[str] = Counter(pool=len(pairs), done_before=len(pairs) - len(todo))
-    stop_reason: str | None = None
-    estimate = None
-    retries: dict[str, int] = {}
     if not dry_run:
         prompt = getattr(getattr(judge, "prompt", None), "template", None)
         store.record_judge(judge.judge_id, judge.kind, judge.describe(), prompt)
+    labeling = _Labeling(store, counts, max_judgments, dry_run, progress, on_estimate)
     if isinstance(judge, LLMJudge):
-        leaders, followers, hits = _plan(judge, todo, store)
-        if max_judgments is not None and len(leaders) > max_judgments:
-            dropped = leaders[max_judgments:]
-            leaders = leaders[:max_judgments]
-            counts["not_started"] += sum(1 + len(followers.pop(judge.cache_key(p), [])) for p in dropped)
-            stop_reason = "max-judgments"
-        estimate = _estimate(judge, leaders, len(hits))
-        if on_estimate is not None:
-            on_estimate(estimate)
-        if not dry_run:
-            store.put_many([_copy(hit, pair) for pair, hit in hits])
-            counts["cached"] += len(hits)
-            outcome = _judge_llm(judge, leaders, followers, store, concurrency, progress, counts)
-            stop_reason = outcome or stop_reason
-            retries = dict(judge.client.retry_reasons)
+        stop_reason, estimate = labeling.with_llm(judge, todo, concurrency)
     else:
-        if max_judgments is not None and len(todo) > max_judgments:
-            counts["not_started"] += len(todo) - max_judgments
-            todo = todo[:max_judgments]
-            stop_reason = "max-judgments"
-        estimate = Estimate(len(todo), 0, 0, 0, 0.0, 0, 0, 0.0)
-        if on_estimate is not None:
-            on_estimate(estimate)
-        if not dry_run:
-            _judge_batches(judge, todo, store, batch_size, progress, counts)
+        stop_reason, estimate = labeling.in_batches(judge, todo, batch_size)
     if stop_reason is None and counts["errors"]:
         stop_reason = "errors"
-    keys = pool.keys()
-    by_status: dict[str, list[Judgment]] = {STATUS_OK: [], STATUS_FAILED: [], STATUS_ERROR: []}
-    if not dry_run:
-        for j in store.iter_judgments(judge.judge_id, status=None):
-            if (j.query_id, j.doc_id) in keys:
-                by_status[j.status].append(j)
+    by_status = _stored_by_status(store, judge.judge_id, pool.keys()) if not dry_run else {}
     usage: dict[str, object] = {"requests": 0, "cost": 0.0}
+    retries: dict[str, int] = {}
     if isinstance(judge, LLMJudge):
         usage = judge.client.meter.summary()
+        retries = dict(judge.client.retry_reasons) if not dry_run else {}
     for name in ("new", "cached", "failed", "errors", "no_signal", "not_started"):
         counts.setdefault(name, 0)
     return LabelReport(
@@ -219,14 +192,72 @@ def label_pool(
         counts=dict(counts),
         usage=usage,
         stop_reason=stop_reason,
-        judgments=by_status[STATUS_OK],
-        failed=by_status[STATUS_FAILED],
-        errors=by_status[STATUS_ERROR],
+        judgments=by_status.get(STATUS_OK, []),
+        failed=by_status.get(STATUS_FAILED, []),
+        errors=by_status.get(STATUS_ERROR, []),
         estimate=estimate,
         retries=retries,
         elapsed_s=time.perf_counter() - started,
         dry_run=dry_run,
     )
+
+
+@dataclass(frozen=True)
+class _Labeling:
+    """What one `label_pool` call shares between its steps (``counts`` is updated in place)."""
+
+    store: JudgmentStore
+    counts: Counter[str]
+    max_judgments: int | None
+    dry_run: bool
+    progress: bool
+    on_estimate: Callable[[Estimate], None] | None
+
+    def with_llm(self, judge: LLMJudge, todo: list[Pair], concurrency: int) -> tuple[str | None, Estimate]:
+        """Answer from the cache what it holds, then send one request per distinct text pair."""
+        stop_reason = None
+        leaders, followers, hits = _plan(judge, todo, self.store)
+        if self.max_judgments is not None and len(leaders) > self.max_judgments:
+            dropped = leaders[self.max_judgments :]
+            leaders = leaders[: self.max_judgments]
+            self.counts["not_started"] += sum(1 + len(followers.pop(judge.cache_key(p), [])) for p in dropped)
+            stop_reason = "max-judgments"
+        estimate = self.estimated(_estimate(judge, leaders, len(hits)))
+        if not self.dry_run:
+            self.store.put_many([_copy(hit, pair) for pair, hit in hits])
+            self.counts["cached"] += len(hits)
+            outcome = _judge_llm(judge, leaders, followers, self.store, concurrency, self.progress, self.counts)
+            stop_reason = outcome or stop_reason
+        return stop_reason, estimate
+
+    def in_batches(self, judge: BatchJudge, todo: list[Pair], batch_size: int) -> tuple[str | None, Estimate]:
+        """Judge ``todo`` with a batch judge, ``batch_size`` pairs (and one commit) at a time."""
+        stop_reason = None
+        if self.max_judgments is not None and len(todo) > self.max_judgments:
+            self.counts["not_started"] += len(todo) - self.max_judgments
+            todo = todo[: self.max_judgments]
+            stop_reason = "max-judgments"
+        estimate = self.estimated(Estimate(len(todo), 0, 0, 0, 0.0, 0, 0, 0.0))
+        if not self.dry_run:
+            _judge_batches(judge, todo, self.store, batch_size, self.progress, self.counts)
+        return stop_reason, estimate
+
+    def estimated(self, estimate: Estimate) -> Estimate:
+        """``estimate``, handed to ``on_estimate`` first (before anything is sent)."""
+        if self.on_estimate is not None:
+            self.on_estimate(estimate)
+        return estimate
+
+
+def _stored_by_status(
+    store: JudgmentStore, judge_id: str, keys: Collection[tuple[str, str]]
+) -> dict[str, list[Judgment]]:
+    """The judge's stored judgments of the pool's pairs (``keys``), by status."""
+    by_status: dict[str, list[Judgment]] = {STATUS_OK: [], STATUS_FAILED: [], STATUS_ERROR: []}
+    for j in store.iter_judgments(judge_id, status=None):
+        if (j.query_id, j.doc_id) in keys:
+            by_status[j.status].append(j)
+    return by_status
 
 
 def _plan(
