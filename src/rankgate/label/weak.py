@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rankgate.errors import BackendError, ConfigError, InputError
+from rankgate.extras import require
 from rankgate.label.types import TIER_WEAK, Judgment, Pair
 
 BM25_THRESHOLDS = (0.25, 0.5, 0.75)
@@ -124,10 +125,7 @@ class BM25Judge:
         }
 
     def _index(self) -> None:
-        try:
-            import bm25s
-        except ImportError:
-            raise BackendError("the BM25 judge needs bm25s: pip install 'rankgate[bench]'") from None
+        bm25s = require("bm25s", "bench")
         self._ids = list(self._corpus)
         self._row = {d: i for i, d in enumerate(self._ids)}
         tokens = bm25s.tokenize([self._corpus[d] for d in self._ids], stopwords="en", show_progress=False)
@@ -343,14 +341,9 @@ class CrossEncoderJudge:
 
     def _load(self) -> Any:
         if self._model is None:
+            cross_encoder = require("sentence_transformers", "bench").CrossEncoder
             try:
-                from sentence_transformers import CrossEncoder
-            except ImportError:
-                raise BackendError(
-                    "the cross-encoder judge needs sentence-transformers: pip install 'rankgate[bench]'"
-                ) from None
-            try:
-                self._model = CrossEncoder(str(self.path), local_files_only=True, device=self.device)
+                self._model = cross_encoder(str(self.path), local_files_only=True, device=self.device)
             except (OSError, ValueError) as e:
                 raise BackendError(f"{self.path}: cannot load the cross-encoder ({e})") from None
         return self._model
