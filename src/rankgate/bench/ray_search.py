@@ -1,4 +1,4 @@
-"""Ray Data for ``rankgate bench --engine ray``: corpus encoding and exact search on a Ray cluster.
+"""The Ray cluster of ``rankgate bench --engine ray``: its size, and the corpus encoding and exact search sent to it.
 
 What runs on Ray, and how it stays identical to the local engine:
 
