@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rankgate.bench.embedcache import WRITE_CHUNK, EmbeddingCache, checked_vectors, text_key
+from rankgate.bench.embedcache import WRITE_CHUNK, CacheLookup, EmbeddingCache, checked_vectors
 from rankgate.bench.encoders import Encoder
 from rankgate.bench.progress import Advance
 from rankgate.bench.ray_data import iterate_batches
@@ -49,26 +49,15 @@ class EncodeJob:
         if cache is None:
             vectors = self.run(list(texts), [len(texts)], None)
             return vectors, {"encoded": len(texts), "cached": 0, "encode_seconds": time.perf_counter() - start}
-        dim = self.encoder.dim
-        model_key = cache.model_key(self.encoder.identity, self.normalize, dim)
-        keys = [text_key(t) for t in texts]
-        unique: dict[bytes, int] = {}
-        for i, key in enumerate(keys):
-            unique.setdefault(key, i)
-        found = cache.get(model_key, list(unique), dim)
-        missing = [key for key in unique if key not in found]
-        if len(unique) > len(missing):
-            self.progress(len(unique) - len(missing))
-        todo = [texts[unique[key]] for key in missing]
+        lookup = CacheLookup(cache, self.encoder.identity, self.normalize, self.encoder.dim, texts)
+        if lookup.cached:
+            self.progress(lookup.cached)
+        todo = lookup.missing_texts
         chunks = [min(WRITE_CHUNK, len(todo) - lo) for lo in range(0, len(todo), WRITE_CHUNK)]
         start = time.perf_counter()
-        vectors = self.run(todo, chunks, lambda lo, hi, v: cache.put(model_key, missing[lo:hi], v))
+        self.run(todo, chunks, lambda lo, hi, v: lookup.store(lo, v))
         seconds = time.perf_counter() - start
-        found.update(zip(missing, vectors, strict=True))
-        out = np.empty((len(texts), dim), dtype=np.float32)
-        for i, key in enumerate(keys):
-            out[i] = found[key]
-        return out, {"encoded": len(missing), "cached": len(unique) - len(missing), "encode_seconds": seconds}
+        return lookup.vectors(), {"encoded": len(todo), "cached": lookup.cached, "encode_seconds": seconds}
 
     def run(
         self, texts: list[str], chunk_sizes: Sequence[int], unit_done: Callable[[int, int, np.ndarray], None] | None
