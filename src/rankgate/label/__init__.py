@@ -62,11 +62,11 @@ _LAZY = {
     "ClickJudge": "weak",
     "CostMeter": "cost",
     "CrossEncoderJudge": "weak",
-    "Estimate": "runner",
+    "Estimate": "outcome",
     "Judgment": "types",
     "JudgmentStore": "store",
     "LLMJudge": "llm",
-    "LabelReport": "runner",
+    "LabelReport": "outcome",
     "Pair": "types",
     "ParseFailure": "prompts",
     "Pool": "pooling",
@@ -98,11 +98,12 @@ if TYPE_CHECKING:
     from rankgate.label.cost import CostMeter, Prices
     from rankgate.label.export import write_jsonl, write_tier_tags, write_trec
     from rankgate.label.llm import LLMJudge
+    from rankgate.label.outcome import Estimate, LabelReport
     from rankgate.label.pooling import Pool, build_pool
     from rankgate.label.prompts import ParseFailure, Prompt, parse_answer
     from rankgate.label.ratelimit import RateLimiter
     from rankgate.label.review import read_review_csv, stratified_sample, write_review_csv
-    from rankgate.label.runner import Estimate, LabelReport, label_pool
+    from rankgate.label.runner import label_pool
     from rankgate.label.secret import Secret
     from rankgate.label.store import JudgmentStore
     from rankgate.label.types import Judgment, Pair
