@@ -29,7 +29,10 @@ from rankgate.bench.harness import run_benchmark
 from rankgate.bench.indexes import ExactIndex
 from rankgate.bench.matrix import EngineSpec, plan_from_dict
 from rankgate.bench.progress import SILENT
-from rankgate.bench.ray_search import RayBench, blas_threads, encoding_units, query_blocks
+from rankgate.bench.ray_encode import encoding_units
+from rankgate.bench.ray_exact import query_blocks
+from rankgate.bench.ray_search import RayBench
+from rankgate.bench.threads import blas_threads
 from rankgate.bench.topk import topk_inner_product
 from rankgate.errors import BackendError, ConfigError
 from rankgate.evaluation.engines.ray_cluster import check_address
@@ -44,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # ---------------------------------------------------------------------------------------------
 def test_encoding_units_are_the_local_model_calls() -> None:
     # SentenceTransformerEncoder.encode sends batch_size * 8 texts per model call, from the start of
-    # each list it gets; the cache hands it chunks of at most _WRITE_CHUNK misses
+    # each list it gets; the cache hands it chunks of at most WRITE_CHUNK misses
     assert encoding_units([200], 4) == [0, 32, 64, 96, 128, 160, 192]
     assert encoding_units([50, 50, 30], 4) == [0, 32, 50, 82, 100]
     assert encoding_units([], 64) == [] and encoding_units([0], 64) == []
@@ -100,7 +103,7 @@ def test_workers_and_resources(monkeypatch: pytest.MonkeyPatch) -> None:
         seen.update(job.params)
         return np.zeros((len(texts), 8), dtype=np.float32)
 
-    monkeypatch.setattr("rankgate.bench.ray_search._EncodeJob.run", run)
+    monkeypatch.setattr("rankgate.bench.ray_encode.EncodeJob.run", run)
     options: dict[str, Any] = {"factory": None, "model": None, "normalize": True, "batch_size": 4, "cache": None}
     gpu.encode_corpus(["a"], encoder=HashingEncoder(8), params={"batch_size": 4}, progress=print, **options)
     assert seen == {"batch_size": 4, "device": "cuda"}  # GPU workers run the model on cuda...
@@ -262,8 +265,8 @@ def test_ray_encoding_makes_the_local_model_calls(  # type: ignore[no-untyped-de
     monkeypatch: pytest.MonkeyPatch,
     with_cache: bool,
 ) -> None:
-    monkeypatch.setattr(embedcache, "_WRITE_CHUNK", 50)  # the cache's chunks, seen by both engines
-    monkeypatch.setattr("rankgate.bench.ray_search._WRITE_CHUNK", 50)
+    monkeypatch.setattr(embedcache, "WRITE_CHUNK", 50)  # the cache's chunks, seen by both engines
+    monkeypatch.setattr("rankgate.bench.ray_encode.WRITE_CHUNK", 50)
     data = load_dataset("demo")
     texts = list(data.doc_texts)
     params = {"batch_size": 4, "normalize": False}  # 32 texts per model call

@@ -321,11 +321,11 @@ def test_token_never_appears_in_errors_logs_or_output(
 
 
 def test_token_is_not_in_reprs_or_results(api: FakeGitHub, caplog: pytest.LogCaptureFixture) -> None:
-    from rankgate.gate import github
+    from rankgate.gate.github_api import GitHubClient
 
     result = post(api)
     pr = pull_request_from_env(api.env())
-    client = github._GitHub(pr, TOKEN, transport=None, retries=0, backoff=0, timeout=5, sleep=Sleeps())
+    client = GitHubClient(pr, TOKEN, transport=None, retries=0, backoff=0, timeout=5, sleep=Sleeps())
     with client:
         no_token(repr(client), repr(client._client.headers), repr(result), repr(pr), caplog.text)
     assert TOKEN not in json.dumps(api.comments)

@@ -14,8 +14,9 @@ import httpx
 import pytest
 
 from rankgate.errors import BackendError, ConfigError
+from rankgate.label.chat import ChatClient, TransientFailure, retry_after_seconds
 from rankgate.label.cost import CostLimitReached, CostMeter, Prices, worst_case_input_tokens
-from rankgate.label.llm import ChatClient, LLMJudge, TransientFailure, retry_after_seconds
+from rankgate.label.llm import LLMJudge
 from rankgate.label.prompts import Prompt
 from rankgate.label.ratelimit import RateLimiter, TokenBucket
 from rankgate.label.secret import Secret

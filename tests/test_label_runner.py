@@ -17,8 +17,9 @@ import pytest
 
 from rankgate.core.qrels import Qrels
 from rankgate.core.run import Run
+from rankgate.label.chat import ChatClient
 from rankgate.label.cost import CostMeter, Prices, worst_case_input_tokens
-from rankgate.label.llm import ChatClient, LLMJudge
+from rankgate.label.llm import LLMJudge
 from rankgate.label.pooling import build_pool
 from rankgate.label.prompts import Prompt
 from rankgate.label.runner import label_pool

@@ -35,7 +35,7 @@ _SCHEMA = (
     "PRIMARY KEY (model_key, text_key)) WITHOUT ROWID",
 )
 _LOOKUP_CHUNK = 500  # SQLite's bound-parameter limit is 999 on old builds
-_WRITE_CHUNK = 4096  # texts encoded between two commits
+WRITE_CHUNK = 4096  # texts encoded between two commits
 
 
 def default_cache_dir() -> Path:
@@ -173,35 +173,67 @@ class CachedEncoder:
     def encode(
         self, texts: Sequence[str], *, normalize: bool, batch_size: int = 64, progress: Advance | None = None
     ) -> np.ndarray:
-        dim = self.encoder.dim
-        model_key = self.cache.model_key(self.encoder.identity, normalize, dim)
-        keys = [text_key(t) for t in texts]
-        unique: dict[bytes, int] = {}
-        for i, key in enumerate(keys):
-            unique.setdefault(key, i)
-        found = self.cache.get(model_key, list(unique), dim)
-        missing = [key for key in unique if key not in found]
-        self.hits += len(unique) - len(missing)
-        self.misses += len(missing)
-        if progress is not None and len(unique) > len(missing):
-            progress(len(unique) - len(missing))
-        for lo in range(0, len(missing), _WRITE_CHUNK):
-            chunk = missing[lo : lo + _WRITE_CHUNK]
+        lookup = CacheLookup(self.cache, self.encoder.identity, normalize, self.encoder.dim, texts)
+        self.hits += lookup.cached
+        self.misses += len(lookup.missing)
+        if progress is not None and lookup.cached:
+            progress(lookup.cached)
+        for lo in range(0, len(lookup.missing), WRITE_CHUNK):
+            chunk = lookup.missing_texts[lo : lo + WRITE_CHUNK]
             start = time.perf_counter()
-            vectors = self.encoder.encode(
-                [texts[unique[key]] for key in chunk], normalize=normalize, batch_size=batch_size, progress=progress
-            )
+            vectors = self.encoder.encode(chunk, normalize=normalize, batch_size=batch_size, progress=progress)
             self.encode_seconds += time.perf_counter() - start
-            vectors = _checked(vectors, len(chunk), dim)
-            self.cache.put(model_key, chunk, vectors)
-            found.update(zip(chunk, vectors, strict=True))
-        out = np.empty((len(texts), dim), dtype=np.float32)
-        for i, key in enumerate(keys):
-            out[i] = found[key]
+            lookup.store(lo, checked_vectors(vectors, len(chunk), lookup.dim))
+        return lookup.vectors()
+
+
+class CacheLookup:
+    """Texts looked up in an `EmbeddingCache`: the vectors it holds, and the distinct texts it lacks.
+
+    Encode ``missing_texts`` (in `WRITE_CHUNK` slices, so an interrupted run keeps whole
+    chunks), hand each slice's vectors to `store`, then take `vectors`.
+
+    Attributes:
+        model_key: the cache's key of the model.
+        dim: the vectors' dimension.
+        missing: the keys of the distinct texts the cache lacks, in first-seen order.
+        missing_texts: those texts.
+        cached: how many distinct texts the cache held.
+    """
+
+    def __init__(self, cache: EmbeddingCache, identity: str, normalize: bool, dim: int, texts: Sequence[str]) -> None:
+        self.cache = cache
+        self.dim = dim
+        self.model_key = cache.model_key(identity, normalize, dim)
+        self._keys = [text_key(t) for t in texts]
+        unique: dict[bytes, int] = {}
+        for i, key in enumerate(self._keys):
+            unique.setdefault(key, i)
+        self._found = cache.get(self.model_key, list(unique), dim)
+        self.missing = [key for key in unique if key not in self._found]
+        self.missing_texts = [texts[unique[key]] for key in self.missing]
+        self.cached = len(unique) - len(self.missing)
+
+    def store(self, lo: int, vectors: np.ndarray) -> None:
+        """Write the vectors of ``missing_texts[lo : lo + len(vectors)]`` to the cache, in one transaction."""
+        keys = self.missing[lo : lo + len(vectors)]
+        self.cache.put(self.model_key, keys, vectors)
+        self._found.update(zip(keys, vectors, strict=True))
+
+    def vectors(self) -> np.ndarray:
+        """The vectors of every text looked up, in order (each missing one must have been stored)."""
+        out = np.empty((len(self._keys), self.dim), dtype=np.float32)
+        for i, key in enumerate(self._keys):
+            out[i] = self._found[key]
         return out
 
 
-def _checked(vectors: np.ndarray, n: int, dim: int) -> np.ndarray:
+def checked_vectors(vectors: np.ndarray, n: int, dim: int) -> np.ndarray:
+    """An encoder's answer as float32, checked to be ``n`` finite vectors of ``dim`` values.
+
+    Raises:
+        BackendError: another shape, or NaN or infinite values.
+    """
     array = np.asarray(vectors, dtype=np.float32)
     if array.shape != (n, dim):
         raise BackendError(f"the encoder returned an array of shape {array.shape}, expected ({n}, {dim})")

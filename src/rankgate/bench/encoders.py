@@ -117,7 +117,7 @@ class SentenceTransformerEncoder:
         self.path = resolve_model(model)
         self.name = DEFAULT_MODEL if model is None or str(model).lower() in MODEL_ALIASES else self.path.name
         st = require("sentence_transformers")
-        _quiet_transformers()
+        quiet_transformers()
         try:
             self.model: Any = st.SentenceTransformer(str(self.path), device=device, local_files_only=True)
         except Exception as e:
@@ -165,7 +165,7 @@ class SentenceTransformerEncoder:
         return out
 
 
-def _quiet_transformers() -> None:
+def quiet_transformers() -> None:
     """Turn off transformers' own progress bars (rankgate draws its own)."""
     try:
         from transformers.utils import logging as hf_logging

@@ -23,6 +23,7 @@ import platform
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -76,85 +77,35 @@ def run_benchmark(
 
     ray_bench = _connect(plan)
     data = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, split=plan.split)
-    eval_opts = dict(evaluate_options or {})
     passages = chunk_corpus(data.doc_ids, data.doc_texts, plan.chunking) if plan.chunking else None
-    texts = passages.texts if passages is not None else data.doc_texts
     retrievers = build_retrievers(
         plan.retrievers, cache=cache, encoder_factory=encoder_factory, scorer_factory=scorer_factory
     )
     if ray_bench is not None:
-        from rankgate.bench.retrievers.dense import DenseRetriever
-
-        for spec in plan.retrievers:
-            retriever = retrievers[spec.name]
-            if isinstance(retriever, DenseRetriever):
-                retriever.use_ray(ray_bench, encoder_factory or default_encoder_factory, spec.model, spec.params)
+        _use_ray(plan, retrievers, ray_bench, encoder_factory or default_encoder_factory)
+    encoding = _prepare(plan, retrievers, passages.texts if passages is not None else data.doc_texts, progress)
     reported = [s for s in plan.retrievers if s.report]
-    encoding: dict[str, dict[str, Any]] = {}
-    for spec in plan.retrievers:
-        info = retrievers[spec.name].prepare(texts, progress)
-        if info.details:
-            encoding[spec.name] = {"seconds": info.seconds, **info.details}
-    encoded = {s.name: retrievers[s.name].encode_queries(data.query_texts, cached=True) for s in reported}
-    probe_texts = data.query_texts[: plan.latency.queries]
-
-    done: dict[str, ConfigResult] = {}
-    position: dict[str, int] = {}  # configuration -> its index's place in the plan
-    warnings = list(data.warnings)
+    sweep = _Sweep(
+        data,
+        passages,
+        plan,
+        encoded={s.name: retrievers[s.name].encode_queries(data.query_texts, cached=True) for s in reported},
+        encoding=encoding,
+        evaluate=evaluate,
+        eval_opts=dict(evaluate_options or {}),
+        out_dir=out_dir,
+        log=log,
+        warnings=list(data.warnings),
+    )
     for i, index_spec in enumerate(plan.indexes):
         for spec in reported:
             retriever = retrievers[spec.name]
-            if not retriever.uses_index and i > 0:
-                continue
-            try:
-                built = retriever.build(index_spec if retriever.uses_index else None, progress)
-            except ConfigError as e:
-                raise ConfigError(
-                    f"{spec.name} with {index_spec.label()}: {_message(e)}", key_path=e.key_path
-                ) from None
-            except RankgateError as e:
-                raise type(e)(f"{spec.name} with {index_spec.label()}: {e}") from None
-            index_params = _index_params(retriever, index_spec)
-            warnings.extend(w for w in built.details.get("warnings", []) if w not in warnings)
-            for k in plan.ks:
-                depth = passage_depth(k, passages) if passages is not None else k
-                result = _one_config(
-                    data,
-                    passages,
-                    retriever,
-                    spec.name,
-                    index_spec if retriever.uses_index else None,
-                    index_params,
-                    k,
-                    depth,
-                    encoded[spec.name],
-                    probe_texts,
-                    plan,
-                    evaluate,
-                    eval_opts,
-                )
-                result.build = {"seconds": built.seconds, "index_bytes": built.bytes}
-                result.encoding = _encoding_of(retriever, encoding)
-                result.retriever_info = retriever.describe()
-                if result.id in done:
-                    warnings.append(
-                        f"{result.id}: two index configurations resolve to the same parameters; kept the first"
-                    )
-                    continue
-                if out_dir is not None:
-                    path = Path(out_dir) / f"{_file_name(result.id)}.trec"
-                    from rankgate.io import write_run
-
-                    write_run(result.run, path, tag=_file_name(result.id))
-                    result.run_file = str(path)
-                done[result.id] = result
-                position[result.id] = i
-                if log is not None:
-                    log(_summary_line(result))
+            if retriever.uses_index or i == 0:
+                sweep.add_index(i, spec.name, retriever, index_spec, progress)
     order = {s.name: n for n, s in enumerate(reported)}
     results = sorted(
-        done.values(),
-        key=lambda r: (order[r.retriever], position[r.id], plan.ks.index(r.k)),
+        sweep.done.values(),
+        key=lambda r: (order[r.retriever], sweep.position[r.id], plan.ks.index(r.k)),
     )
     return BenchReport(
         dataset={**data.describe(), "passages": len(passages.ids) if passages is not None else None},
@@ -163,50 +114,114 @@ def run_benchmark(
         settings=_settings(plan, cache, results, ray_bench),
         versions=_versions(),
         machine=_machine(),
-        warnings=warnings,
+        warnings=sweep.warnings,
     )
 
 
-def _one_config(
-    data: Dataset,
-    passages: Passages | None,
-    retriever: Retriever,
-    name: str,
-    index_spec: IndexSpec | None,
-    index_params: dict[str, Any],
-    k: int,
-    depth: int,
-    encoded: Any,
-    probe_texts: Sequence[str],
-    plan: BenchPlan,
-    evaluate: Any,
-    eval_opts: dict[str, Any],
-) -> ConfigResult:
-    hits, seconds = timed_search(retriever, encoded, depth)
-    recall = None
-    if index_spec is not None and index_spec.approximate and hasattr(retriever, "exact_search"):
-        recall = neighbor_recall(hits, retriever.exact_search(encoded, depth))
-    doc_hits = (
-        aggregate_hits(hits, passages, k, plan.chunking.aggregate) if passages is not None and plan.chunking else hits
-    )
-    label = config_id(name, index_spec.kind if index_spec else None, index_params, k)
-    run = hits_to_run(doc_hits, data.query_ids, data.doc_ids, name=label)
-    results = evaluate(data.qrels, run, list(plan.measures), **eval_opts)
-    total, search = (
-        ([], []) if not probe_texts else probe_latency(retriever, probe_texts, depth, warmup=plan.latency.warmup)
-    )
-    return ConfigResult(
-        retriever=name,
-        index=index_spec.kind if index_spec else None,
-        params=index_params,
-        k=k,
-        results=results,
-        run=run,
-        neighbor_recall=recall,
-        latency_ms=percentiles_ms(total),
-        search_latency_ms=percentiles_ms(search),
-        throughput_qps=len(data.query_ids) / seconds if seconds > 0 else None,
-    )
+def _use_ray(plan: BenchPlan, retrievers: Mapping[str, Retriever], ray_bench: Any, factory: EncoderFactory) -> None:
+    """Dense retrievers encode their corpus and search exact indexes on the Ray cluster."""
+    from rankgate.bench.retrievers.dense import DenseRetriever
+
+    for spec in plan.retrievers:
+        retriever = retrievers[spec.name]
+        if isinstance(retriever, DenseRetriever):
+            retriever.use_ray(ray_bench, factory, spec.model, spec.params)
+
+
+def _prepare(
+    plan: BenchPlan, retrievers: Mapping[str, Retriever], texts: Sequence[str], progress: Progress
+) -> dict[str, dict[str, Any]]:
+    """Prepare every retriever on the corpus ``texts``; the encoding details of those that encode, by name."""
+    encoding: dict[str, dict[str, Any]] = {}
+    for spec in plan.retrievers:
+        info = retrievers[spec.name].prepare(texts, progress)
+        if info.details:
+            encoding[spec.name] = {"seconds": info.seconds, **info.details}
+    return encoding
+
+
+@dataclass
+class _Sweep:
+    """The benchmark's configurations as they are measured: results by id, each one's index position, warnings."""
+
+    data: Dataset
+    passages: Passages | None
+    plan: BenchPlan
+    encoded: dict[str, Any]
+    encoding: dict[str, dict[str, Any]]
+    evaluate: Any
+    eval_opts: dict[str, Any]
+    out_dir: str | os.PathLike[str] | None
+    log: Log | None
+    warnings: list[str]
+    done: dict[str, ConfigResult] = field(default_factory=dict)
+    position: dict[str, int] = field(default_factory=dict)  # configuration -> its index's place in the plan
+
+    def add_index(self, i: int, name: str, retriever: Retriever, index_spec: IndexSpec, progress: Progress) -> None:
+        """Build ``retriever``'s index ``index_spec`` (the ``i``-th of the plan) and measure it at every k."""
+        try:
+            built = retriever.build(index_spec if retriever.uses_index else None, progress)
+        except ConfigError as e:
+            raise ConfigError(f"{name} with {index_spec.label()}: {_message(e)}", key_path=e.key_path) from None
+        except RankgateError as e:
+            raise type(e)(f"{name} with {index_spec.label()}: {e}") from None
+        index_params = _index_params(retriever, index_spec)
+        self.warnings.extend(w for w in built.details.get("warnings", []) if w not in self.warnings)
+        for k in self.plan.ks:
+            result = self.measure(retriever, name, index_spec if retriever.uses_index else None, index_params, k)
+            result.build = {"seconds": built.seconds, "index_bytes": built.bytes}
+            result.encoding = _encoding_of(retriever, self.encoding)
+            result.retriever_info = retriever.describe()
+            if result.id in self.done:
+                self.warnings.append(
+                    f"{result.id}: two index configurations resolve to the same parameters; kept the first"
+                )
+                continue
+            if self.out_dir is not None:
+                from rankgate.io import write_run
+
+                path = Path(self.out_dir) / f"{_file_name(result.id)}.trec"
+                write_run(result.run, path, tag=_file_name(result.id))
+                result.run_file = str(path)
+            self.done[result.id] = result
+            self.position[result.id] = i
+            if self.log is not None:
+                self.log(_summary_line(result))
+
+    def measure(
+        self, retriever: Retriever, name: str, index_spec: IndexSpec | None, index_params: dict[str, Any], k: int
+    ) -> ConfigResult:
+        """Search, evaluate and time one configuration at ``k``."""
+        data, passages, plan, encoded = self.data, self.passages, self.plan, self.encoded[name]
+        depth = passage_depth(k, passages) if passages is not None else k
+        probe_texts = data.query_texts[: plan.latency.queries]
+        hits, seconds = timed_search(retriever, encoded, depth)
+        recall = None
+        if index_spec is not None and index_spec.approximate and hasattr(retriever, "exact_search"):
+            recall = neighbor_recall(hits, retriever.exact_search(encoded, depth))
+        doc_hits = (
+            aggregate_hits(hits, passages, k, plan.chunking.aggregate)
+            if passages is not None and plan.chunking
+            else hits
+        )
+        label = config_id(name, index_spec.kind if index_spec else None, index_params, k)
+        run = hits_to_run(doc_hits, data.query_ids, data.doc_ids, name=label)
+        results = self.evaluate(data.qrels, run, list(plan.measures), **self.eval_opts)
+        total, search = (
+            ([], []) if not probe_texts else probe_latency(retriever, probe_texts, depth, warmup=plan.latency.warmup)
+        )
+        return ConfigResult(
+            retriever=name,
+            index=index_spec.kind if index_spec else None,
+            params=index_params,
+            k=k,
+            results=results,
+            run=run,
+            neighbor_recall=recall,
+            latency_ms=percentiles_ms(total),
+            search_latency_ms=percentiles_ms(search),
+            throughput_qps=len(data.query_ids) / seconds if seconds > 0 else None,
+        )
 
 
 def timed_search(

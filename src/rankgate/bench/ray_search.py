@@ -1,10 +1,10 @@
-"""Ray Data for ``rankgate bench --engine ray``: corpus encoding and exact search on a Ray cluster.
+"""The Ray cluster of ``rankgate bench --engine ray``: its size, and the corpus encoding and exact search sent to it.
 
 What runs on Ray, and how it stays identical to the local engine:
 
 - **Corpus encoding.** The texts the embedding cache misses are cut into *units*, exactly the
   lists the local path hands to the model in one call (the cache's write chunks of
-  `rankgate.bench.embedcache._WRITE_CHUNK` texts, each cut into ``batch_size * 8`` texts, as
+  `rankgate.bench.embedcache.WRITE_CHUNK` texts, each cut into ``batch_size * 8`` texts, as
   `SentenceTransformerEncoder.encode` does). sentence-transformers sorts a call's texts by length
   and pads each batch to its longest text, so a text's vector depends, in its last bits, on the
   texts it shares a call with; sending the same units makes the Ray vectors the local ones, bit
@@ -23,46 +23,25 @@ in the driver, over the gathered vectors.
 
 from __future__ import annotations
 
-import contextlib
-import logging
-import os
-import re
-import sys
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from rankgate.bench.embedcache import _WRITE_CHUNK, EmbeddingCache, _checked, text_key
+from rankgate.bench.embedcache import EmbeddingCache
 from rankgate.bench.encoders import Encoder
-from rankgate.bench.progress import Advance, Progress
-from rankgate.bench.retrievers.base import Hits
-from rankgate.bench.topk import DEFAULT_BLOCK_BYTES, TILE_COLUMNS, topk_inner_product
-from rankgate.errors import BackendError, RankgateError
-from rankgate.evaluation.engines.ray_cluster import join, ray_module
+from rankgate.bench.progress import Advance
+from rankgate.bench.ray_data import quiet_ray_data
+from rankgate.bench.ray_encode import EncodeJob, EncoderFactory
+from rankgate.bench.ray_exact import RayExactIndex
+from rankgate.bench.threads import blas_threads, torch_threads
+from rankgate.bench.topk import DEFAULT_BLOCK_BYTES
+from rankgate.evaluation.engines.ray_cluster import join
 
-UNIT_BATCHES = 8
-"""Batches per model call: `SentenceTransformerEncoder.encode` sends ``batch_size * 8`` texts at a time."""
+__all__ = ["EncoderFactory", "RayBench", "RayExactIndex"]
+
 MAX_CPU_WORKERS = 16
-
-EncoderFactory = Callable[[str | None, Mapping[str, Any]], Encoder]
-
-
-def _quiet_ray_data(ray: Any) -> None:
-    """Ray Data's progress bars and console logs off (rankgate reports failures itself; Ray Data's log
-    file in the session folder stays); a worker's exception comes back as itself, not wrapped."""
-    ctx = ray.data.DataContext.get_current()
-    ctx.enable_progress_bars = False
-    for name in ("print_on_execution_start", "enable_auto_log_stats"):
-        if hasattr(ctx, name):
-            setattr(ctx, name, False)
-    if hasattr(ctx, "raise_original_map_exception"):  # Ray >= 2.4x
-        ctx.raise_original_map_exception = True
-    for handler in logging.getLogger("ray.data").handlers:
-        if type(handler).__name__ != "SessionFileHandler":
-            handler.setLevel(logging.CRITICAL)
 
 
 @dataclass
@@ -99,7 +78,7 @@ class RayBench:
             BackendError: Ray is not installed, or the cluster cannot be reached.
         """
         ray = join(address, data=True)
-        _quiet_ray_data(ray)
+        quiet_ray_data(ray)
         resources = ray.cluster_resources()
         cpus, gpus = int(resources.get("CPU", 1)), int(resources.get("GPU", 0))
         per_node = [int(n.get("Resources", {}).get("CPU", 0)) for n in ray.nodes() if n.get("Alive", True)]
@@ -172,285 +151,10 @@ class RayBench:
         if self.gpus:
             worker_params.setdefault("device", "cuda")
         self.encode_threads = torch_threads()
-        job = _EncodeJob(self, encoder, factory, model, worker_params, normalize, batch_size, progress)
-        start = time.perf_counter()
-        if cache is None:
-            vectors = job.run(list(texts), [len(texts)], None)
-            return vectors, {"encoded": len(texts), "cached": 0, "encode_seconds": time.perf_counter() - start}
-        dim = encoder.dim
-        model_key = cache.model_key(encoder.identity, normalize, dim)
-        keys = [text_key(t) for t in texts]
-        unique: dict[bytes, int] = {}
-        for i, key in enumerate(keys):
-            unique.setdefault(key, i)
-        found = cache.get(model_key, list(unique), dim)
-        missing = [key for key in unique if key not in found]
-        if len(unique) > len(missing):
-            progress(len(unique) - len(missing))
-        todo = [texts[unique[key]] for key in missing]
-        chunks = [min(_WRITE_CHUNK, len(todo) - lo) for lo in range(0, len(todo), _WRITE_CHUNK)]
-        start = time.perf_counter()
-        vectors = job.run(todo, chunks, lambda lo, hi, v: cache.put(model_key, missing[lo:hi], v))
-        seconds = time.perf_counter() - start
-        found.update(zip(missing, vectors, strict=True))
-        out = np.empty((len(texts), dim), dtype=np.float32)
-        for i, key in enumerate(keys):
-            out[i] = found[key]
-        return out, {"encoded": len(missing), "cached": len(unique) - len(missing), "encode_seconds": seconds}
+        job = EncodeJob(self, encoder, factory, model, worker_params, normalize, batch_size, progress)
+        return job.encode(texts, cache)
 
     # -- search ------------------------------------------------------------------------------------
     def exact_index(self, block_mb: int = DEFAULT_BLOCK_BYTES >> 20) -> RayExactIndex:
         """An exact index whose batch searches run on this cluster."""
         return RayExactIndex(self, block_mb)
-
-
-@dataclass
-class _EncodeJob:
-    """One Ray Data job: units of texts to an actor pool of encoders, vectors back in order."""
-
-    engine: RayBench
-    encoder: Encoder
-    factory: EncoderFactory
-    model: str | None
-    params: dict[str, Any]
-    normalize: bool
-    batch_size: int
-    progress: Advance
-
-    def run(
-        self, texts: list[str], chunk_sizes: Sequence[int], unit_done: Callable[[int, int, np.ndarray], None] | None
-    ) -> np.ndarray:
-        """Vectors of ``texts``; ``unit_done(lo, hi, vectors)`` is called as each unit comes back whole."""
-        out = np.empty((len(texts), self.encoder.dim), dtype=np.float32)
-        if not texts:
-            return out
-        ray = ray_module(data=True)
-        starts = encoding_units(chunk_sizes, self.batch_size)
-        ends = dict(zip(starts, [*starts[1:], len(texts)], strict=True))
-        items = [{"start": lo, "texts": texts[lo:hi]} for lo, hi in ends.items()]
-        threads = self.engine.encode_threads or 1
-        resources = self.engine.encode_resources(threads)
-        ds = ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
-            _EncodeWorker,
-            fn_kwargs={
-                "setup": (self.factory, self.model, self.params, self.encoder.identity, self.encoder.dim),
-                "normalize": self.normalize,
-                "batch_size": self.batch_size,
-                "threads": None if self.engine.gpus else threads,
-            },
-            batch_size=1,
-            batch_format="numpy",
-            compute=ray.data.ActorPoolStrategy(size=min(self.engine.encode_workers(threads), len(items))),
-            **resources,
-        )
-        remaining = {lo: hi - lo for lo, hi in ends.items()}
-        unit_of = np.repeat(np.asarray(starts, dtype=np.int64), [hi - lo for lo, hi in ends.items()])
-        for batch in _iterate(ds):
-            pos = batch["pos"].astype(np.int64)
-            out[pos] = batch["vector"]
-            self.progress(len(pos))
-            for lo, n in zip(*np.unique(unit_of[pos], return_counts=True), strict=True):
-                remaining[int(lo)] -= int(n)
-                if remaining[int(lo)] == 0 and unit_done is not None:
-                    unit_done(int(lo), ends[int(lo)], out[int(lo) : ends[int(lo)]])
-        return out
-
-
-def encoding_units(chunk_sizes: Sequence[int], batch_size: int) -> list[int]:
-    """Start positions of the units of encoding: each chunk cut into ``batch_size * UNIT_BATCHES`` texts.
-
-    >>> encoding_units([1000, 300], 64)
-    [0, 512, 1000]
-    """
-    step = batch_size * UNIT_BATCHES
-    starts: list[int] = []
-    offset = 0
-    for size in chunk_sizes:
-        starts.extend(range(offset, offset + size, step))
-        offset += size
-    return starts
-
-
-def query_blocks(m: int, n: int, block_bytes: int) -> list[tuple[int, int]]:
-    """The query blocks `topk_inner_product` forms for ``m`` queries over ``n`` vectors.
-
-    >>> query_blocks(5, 100_000, 4 * 32768 * 2)
-    [(0, 2), (2, 4), (4, 5)]
-    """
-    if m == 0:
-        return []
-    cols = min(max(n, 1), TILE_COLUMNS, max(1, block_bytes // 4))
-    rows = max(1, min(m, block_bytes // (4 * cols)))
-    return [(lo, min(lo + rows, m)) for lo in range(0, m, rows)]
-
-
-class RayExactIndex:
-    """Exact inner-product search; batches of two or more queries run on Ray (see the module docstring)."""
-
-    kind = "exact"
-
-    def __init__(self, engine: RayBench, block_mb: int = DEFAULT_BLOCK_BYTES >> 20) -> None:
-        self.engine = engine
-        self.params: dict[str, Any] = {"block_mb": block_mb}
-        self._vectors = np.zeros((0, 0), dtype=np.float32)
-        self._ref: Any = None
-
-    def build(self, vectors: np.ndarray, progress: Progress) -> None:
-        self._vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        self._ref = ray_module(data=True).put(self._vectors)
-
-    @property
-    def nbytes(self) -> int:
-        return int(self._vectors.nbytes)
-
-    def search(self, queries: np.ndarray, k: int) -> Hits:
-        q = np.ascontiguousarray(queries, dtype=np.float32)
-        block_bytes = self.params["block_mb"] << 20
-        if len(q) < 2 or len(self._vectors) == 0 or k == 0:  # one query: a Ray job would cost more than it
-            scores, ids = topk_inner_product(q, self._vectors, k, block_bytes=block_bytes)
-            return Hits(ids, scores)
-        ray = ray_module(data=True)
-        blocks = query_blocks(len(q), len(self._vectors), block_bytes)
-        ds = ray.data.from_items(
-            [{"lo": lo, "hi": hi} for lo, hi in blocks], override_num_blocks=len(blocks)
-        ).map_batches(
-            _SearchWorker,
-            fn_kwargs={
-                "refs": [self._ref, ray.put(q)],
-                "k": k,
-                "block_bytes": block_bytes,
-                "threads": self.engine.search_threads,
-            },
-            batch_size=1,
-            batch_format="numpy",
-            compute=ray.data.ActorPoolStrategy(size=min(self.engine.search_workers, len(blocks))),
-            num_cpus=min(self.engine.search_threads, self.engine.actor_cpus),
-        )
-        scores = np.full((len(q), k), -np.inf, dtype=np.float32)
-        ids = np.full((len(q), k), -1, dtype=np.int64)
-        for batch in _iterate(ds):
-            pos = batch["pos"].astype(np.int64)
-            scores[pos], ids[pos] = batch["scores"], batch["ids"]
-        return Hits(ids, scores)
-
-
-class _EncodeWorker:
-    """A Ray Data actor: builds its encoder once (on the first unit), then encodes unit after unit."""
-
-    def __init__(self) -> None:
-        self.encoder: Encoder | None = None
-
-    def __call__(
-        self,
-        batch: dict[str, np.ndarray],
-        *,
-        setup: tuple[Any, ...],
-        normalize: bool,
-        batch_size: int,
-        threads: int | None,
-    ) -> dict[str, np.ndarray]:
-        if self.encoder is None:
-            factory, model, params, identity, dim = setup
-            encoder = factory(model, params)
-            if threads is not None and "torch" in sys.modules:
-                sys.modules["torch"].set_num_threads(threads)
-            if encoder.identity != identity or encoder.dim != dim:
-                raise BackendError(
-                    f"a Ray worker's model ({encoder.identity}, dim {encoder.dim}) is not the driver's "
-                    f"({identity}, dim {dim}): install the same model files on every node"
-                )
-            self.encoder = encoder
-        positions, vectors = [], []
-        for start, texts in zip(batch["start"], batch["texts"], strict=True):
-            unit = [str(t) for t in texts]
-            v = self.encoder.encode(unit, normalize=normalize, batch_size=batch_size, progress=lambda n: None)
-            vectors.append(_checked(v, len(unit), self.encoder.dim))
-            positions.append(np.arange(int(start), int(start) + len(unit), dtype=np.int64))
-        return {"pos": np.concatenate(positions), "vector": np.concatenate(vectors)}
-
-
-class _SearchWorker:
-    """A Ray Data actor: top-k of query blocks over the corpus matrix held in the object store."""
-
-    def __call__(
-        self, batch: dict[str, np.ndarray], *, refs: list[Any], k: int, block_bytes: int, threads: int
-    ) -> dict[str, np.ndarray]:
-        ray = ray_module(data=True)
-        vectors, queries = ray.get(refs[0]), ray.get(refs[1])
-        positions, scores, ids = [], [], []
-        for lo, hi in zip(batch["lo"], batch["hi"], strict=True):
-            with blas_limit(threads):
-                s, i = topk_inner_product(queries[int(lo) : int(hi)], vectors, k, block_bytes=block_bytes)
-            positions.append(np.arange(int(lo), int(hi), dtype=np.int64))
-            scores.append(s)
-            ids.append(i)
-        return {"pos": np.concatenate(positions), "scores": np.concatenate(scores), "ids": np.concatenate(ids)}
-
-
-def blas_threads() -> int:
-    """Threads of numpy's BLAS in this process (threadpoolctl; else the usual variables, else the CPUs)."""
-    try:
-        from threadpoolctl import threadpool_info
-    except ImportError:
-        pass
-    else:
-        blas = [i for i in threadpool_info() if i.get("user_api") == "blas"]
-        numpys = [i for i in blas if "numpy" in str(i.get("filepath", ""))]  # not scipy's or torch's
-        if numpys or blas:
-            return max(int(i["num_threads"]) for i in (numpys or blas))
-    for name in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
-        value = os.environ.get(name, "")
-        if value.isdigit() and int(value) > 0:
-            return int(value)
-    return os.cpu_count() or 1
-
-
-def blas_limit(threads: int) -> contextlib.AbstractContextManager[Any]:
-    """Run BLAS with ``threads`` threads inside the block (with threadpoolctl; Ray already sets
-    OMP_NUM_THREADS to an actor's CPUs, the same number whenever the cluster has that many)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=threads, user_api="blas")
-
-
-def torch_threads() -> int:
-    """torch's intra-op threads in this process, when torch is loaded (a model runs on it); else 1."""
-    torch = sys.modules.get("torch")
-    return int(torch.get_num_threads()) if torch is not None else 1
-
-
-def _iterate(ds: Any) -> Any:
-    """The dataset's output batches; a worker's failure becomes the `RankgateError` it raised, or a `BackendError`."""
-    try:
-        yield from ds.iter_batches(batch_size=None, batch_format="numpy")
-    except Exception as e:
-        cause = _root_cause(e)
-        if isinstance(cause, RankgateError):
-            if cause.args and isinstance(cause.args[0], str):  # Ray Data appends its retry advice
-                cause.args = (cause.args[0].split("\nFailed to apply ")[0], *cause.args[1:])
-            raise cause.with_traceback(None) from None
-        raise BackendError(f"a Ray Data job failed: {_last_error_line(cause)}") from None
-
-
-def _root_cause(error: BaseException) -> BaseException:
-    """The worker's own error under Ray's wrappers: the first rankgate error in the chain, else the innermost."""
-    seen: set[int] = set()
-    current: BaseException | None = error
-    last = error
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, RankgateError) and type(current).__module__ == RankgateError.__module__:
-            return current
-        last = current
-        inner = getattr(current, "cause", None)  # RayTaskError keeps the original exception here
-        current = inner if isinstance(inner, BaseException) else (current.__cause__ or current.__context__)
-    return last
-
-
-def _last_error_line(error: BaseException) -> str:
-    """``Type: message`` of the innermost exception named in Ray's text (which carries the worker's traceback)."""
-    lines = [line.strip() for line in str(error).splitlines()]
-    raised = [line for line in lines if re.match(r"^[A-Za-z_][\w.]*(Error|Exception)\b.*:", line)]
-    return raised[0] if raised else f"{type(error).__name__}: {lines[0] if lines else ''}"

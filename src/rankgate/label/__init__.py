@@ -4,7 +4,8 @@ The pieces, each usable alone::
 
     build_pool(runs, depth, existing=qrels)      -> Pool          (pooling.py)
     Prompt.builtin("graded") / Prompt.from_file  -> Prompt        (prompts.py)
-    ChatClient(base_url, model, api_key=...)     + LLMJudge       (llm.py)
+    ChatClient(base_url, model, api_key=...)                      (chat.py)
+    LLMJudge(client, prompt)                                      (llm.py)
     BM25Judge, ClickJudge, CrossEncoderJudge                      (weak.py)
     JudgmentStore("labels.sqlite")                                (store.py)
     label_pool(pool, judge, store, ...)          -> LabelReport   (runner.py)
@@ -57,15 +58,15 @@ __all__ = [
 
 _LAZY = {
     "BM25Judge": "weak",
-    "ChatClient": "llm",
+    "ChatClient": "chat",
     "ClickJudge": "weak",
     "CostMeter": "cost",
     "CrossEncoderJudge": "weak",
-    "Estimate": "runner",
+    "Estimate": "outcome",
     "Judgment": "types",
     "JudgmentStore": "store",
     "LLMJudge": "llm",
-    "LabelReport": "runner",
+    "LabelReport": "outcome",
     "Pair": "types",
     "ParseFailure": "prompts",
     "Pool": "pooling",
@@ -92,15 +93,17 @@ _LAZY = {
 
 if TYPE_CHECKING:
     from rankgate.label.agreement import cohen_kappa, confusion_matrix, label_agreement, ranking_correlation
+    from rankgate.label.chat import ChatClient
     from rankgate.label.collection import read_texts
     from rankgate.label.cost import CostMeter, Prices
     from rankgate.label.export import write_jsonl, write_tier_tags, write_trec
-    from rankgate.label.llm import ChatClient, LLMJudge
+    from rankgate.label.llm import LLMJudge
+    from rankgate.label.outcome import Estimate, LabelReport
     from rankgate.label.pooling import Pool, build_pool
     from rankgate.label.prompts import ParseFailure, Prompt, parse_answer
     from rankgate.label.ratelimit import RateLimiter
     from rankgate.label.review import read_review_csv, stratified_sample, write_review_csv
-    from rankgate.label.runner import Estimate, LabelReport, label_pool
+    from rankgate.label.runner import label_pool
     from rankgate.label.secret import Secret
     from rankgate.label.store import JudgmentStore
     from rankgate.label.types import Judgment, Pair

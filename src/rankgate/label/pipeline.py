@@ -16,13 +16,15 @@ from urllib.parse import urlsplit
 
 from rankgate.errors import ConfigError
 from rankgate.label.runner import DEFAULT_MAX_DOC_CHARS, Estimate, LabelReport, label_pool
-from rankgate.label.types import TIER_HUMAN, TIER_LLM, TIER_WEAK, Judgment
+from rankgate.label.types import JUDGES, TIER_HUMAN, TIER_LLM, TIER_WEAK, Judgment
 
 if TYPE_CHECKING:
+    from rankgate.core.qrels import Qrels
+    from rankgate.core.run import Run
     from rankgate.label.llm import LLMJudge
+    from rankgate.label.pooling import Pool
     from rankgate.label.weak import BM25Judge, ClickJudge, CrossEncoderJudge
 
-JUDGES = ("llm", "bm25", "clicks", "cross-encoder")
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
 
 
@@ -125,8 +127,9 @@ def _build_judge(
     job: LabelJob, queries: dict[str, str] | None, corpus: dict[str, str] | None, warnings: list[str]
 ) -> LLMJudge | BM25Judge | ClickJudge | CrossEncoderJudge:
     if job.judge == "llm":
+        from rankgate.label.chat import ChatClient
         from rankgate.label.cost import CostMeter, Prices
-        from rankgate.label.llm import ChatClient, LLMJudge
+        from rankgate.label.llm import LLMJudge
         from rankgate.label.prompts import Prompt
         from rankgate.label.ratelimit import RateLimiter
         from rankgate.label.secret import secret_from_env
@@ -178,10 +181,7 @@ def run_job(job: LabelJob, *, on_estimate: Callable[[Estimate], None] | None = N
     """Pool, judge and write outputs as ``rankgate label`` does (see `LabelJob`)."""
     from rankgate.io.readers import read_qrels, read_run
     from rankgate.label.collection import read_texts
-    from rankgate.label.export import write_jsonl, write_tier_tags, write_trec
-    from rankgate.label.pooling import build_pool, pool_from_pairs
     from rankgate.label.store import JudgmentStore
-    from rankgate.label.weak import ClickJudge
 
     check_job(job)
     warnings: list[str] = []
@@ -191,30 +191,10 @@ def run_job(job: LabelJob, *, on_estimate: Callable[[Estimate], None] | None = N
     runs = [read_run(p) for p in job.runs]
     existing = read_qrels(job.existing) if job.existing else None
     judge = _build_judge(job, queries, corpus, warnings)
-    if runs or not isinstance(judge, ClickJudge):
-        pool = build_pool(
-            runs,
-            job.depth,
-            existing=existing,
-            queries=set(queries) if queries is not None else None,
-            documents=set(corpus) if corpus is not None else None,
-        )
-    else:
-        pool = pool_from_pairs(judge.labelable(), existing=existing)
-    if pool.missing_queries:
-        warnings.append(
-            f"{len(pool.missing_queries)} run queries have no text in {job.queries} and were left out, "
-            f"e.g. {pool.missing_queries[0]!r}"
-        )
-    if pool.missing_docs:
-        warnings.append(
-            f"{pool.missing_docs} pooled documents are not in {job.corpus} and were left out, "
-            f"e.g. {pool.missing_doc_example!r}"
-        )
+    pool = _pool(job, judge, runs, existing, queries, corpus, warnings)
     path = store_path(job)
     if job.dry_run and path != ":memory:" and not Path(path).exists():
         path = ":memory:"  # a dry run creates nothing; of a resumed job, it estimates what is left
-    outputs: dict[str, str] = {}
     with JudgmentStore(path) as store:
         report = label_pool(
             pool,
@@ -237,17 +217,61 @@ def run_job(job: LabelJob, *, on_estimate: Callable[[Estimate], None] | None = N
             for q, docs in existing.to_dict().items()
             for d, g in docs.items()
         ]
-    if not job.dry_run:
-        if job.out:
-            write_trec(written, job.out)
-            outputs["qrels"] = job.out
-        if job.jsonl:
-            write_jsonl(written, job.jsonl)
-            outputs["jsonl"] = job.jsonl
-        if job.tags_out:
-            write_tier_tags(written, job.tags_out)
-            outputs["tags"] = job.tags_out
+    outputs = _write_outputs(job, written) if not job.dry_run else {}
     return JobResult(report, written, outputs, path if path != ":memory:" else "", warnings)
+
+
+def _pool(
+    job: LabelJob,
+    judge: LLMJudge | BM25Judge | ClickJudge | CrossEncoderJudge,
+    runs: list[Run],
+    existing: Qrels | None,
+    queries: dict[str, str] | None,
+    corpus: dict[str, str] | None,
+    warnings: list[str],
+) -> Pool:
+    """The pool to judge: the runs' top ``job.depth`` (a click judge without runs: its logged pairs)."""
+    from rankgate.label.pooling import build_pool, pool_from_pairs
+    from rankgate.label.weak import ClickJudge
+
+    if runs or not isinstance(judge, ClickJudge):
+        pool = build_pool(
+            runs,
+            job.depth,
+            existing=existing,
+            queries=set(queries) if queries is not None else None,
+            documents=set(corpus) if corpus is not None else None,
+        )
+    else:
+        pool = pool_from_pairs(judge.labelable(), existing=existing)
+    if pool.missing_queries:
+        warnings.append(
+            f"{len(pool.missing_queries)} run queries have no text in {job.queries} and were left out, "
+            f"e.g. {pool.missing_queries[0]!r}"
+        )
+    if pool.missing_docs:
+        warnings.append(
+            f"{pool.missing_docs} pooled documents are not in {job.corpus} and were left out, "
+            f"e.g. {pool.missing_doc_example!r}"
+        )
+    return pool
+
+
+def _write_outputs(job: LabelJob, written: list[Judgment]) -> dict[str, str]:
+    """Write the qrels, JSONL and tier tags the job asks for; their paths by kind."""
+    from rankgate.label.export import write_jsonl, write_tier_tags, write_trec
+
+    outputs: dict[str, str] = {}
+    if job.out:
+        write_trec(written, job.out)
+        outputs["qrels"] = job.out
+    if job.jsonl:
+        write_jsonl(written, job.jsonl)
+        outputs["jsonl"] = job.jsonl
+    if job.tags_out:
+        write_tier_tags(written, job.tags_out)
+        outputs["tags"] = job.tags_out
+    return outputs
 
 
 def job_from_options(options: dict[str, object]) -> LabelJob:

@@ -15,88 +15,23 @@ Weak judges (BM25, clicks, cross-encoder) label in batches, each batch committed
 
 from __future__ import annotations
 
-import asyncio
-import dataclasses
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
 
-from rankgate.errors import BackendError, ConfigError
-from rankgate.label.cost import CostLimitReached, estimate_input_tokens, worst_case_input_tokens
+from rankgate.errors import ConfigError
 from rankgate.label.llm import LLMJudge
+from rankgate.label.llm_run import copy_judgment, estimate_requests, judge_llm, plan_requests
+from rankgate.label.outcome import Estimate, LabelReport
 from rankgate.label.pooling import Pool
-from rankgate.label.store import JudgmentStore, now_iso
+from rankgate.label.progress import LabelProgress
+from rankgate.label.store import JudgmentStore
 from rankgate.label.types import STATUS_ERROR, STATUS_FAILED, STATUS_OK, BatchJudge, Judgment, Pair
 
-EXPECTED_OUTPUT_TOKENS = 40  # a JSON verdict with a one-sentence reason
+__all__ = ["DEFAULT_MAX_DOC_CHARS", "Estimate", "LabelReport", "label_pool", "make_pairs"]
+
 DEFAULT_MAX_DOC_CHARS = 6000
-STOP_REASONS = ("max-cost", "max-judgments", "errors")
-
-
-@dataclass
-class Estimate:
-    """What judging the pool should take: requests, tokens and cost (typical and worst case)."""
-
-    requests: int
-    cache_hits: int
-    input_tokens: int
-    output_tokens: int
-    cost: float
-    worst_input_tokens: int
-    worst_output_tokens: int
-    worst_cost: float
-
-    def to_dict(self) -> dict[str, object]:
-        return dataclasses.asdict(self)
-
-
-@dataclass
-class LabelReport:
-    """The outcome of `label_pool`: counts, usage, why it stopped, and the pool's judgments.
-
-    ``counts`` holds: ``pool`` (pairs), ``done_before`` (in the store already), ``new``
-    (judged now), ``cached`` (answered from the cache now), ``failed`` and ``errors`` (now),
-    ``no_signal`` (a weak judge had nothing to go on, e.g. too few impressions) and
-    ``not_started`` (left for a later run by a budget).
-    """
-
-    judge: dict[str, object]
-    pool: dict[str, Any]
-    per_query: dict[str, int]
-    counts: dict[str, int]
-    usage: dict[str, object]
-    stop_reason: str | None
-    judgments: list[Judgment] = field(default_factory=list)
-    failed: list[Judgment] = field(default_factory=list)
-    errors: list[Judgment] = field(default_factory=list)
-    estimate: Estimate | None = None
-    retries: dict[str, int] = field(default_factory=dict)
-    elapsed_s: float = 0.0
-    dry_run: bool = False
-
-    @property
-    def complete(self) -> bool:
-        """True when no pair of the pool is left unjudged for lack of budget or an answer."""
-        return self.stop_reason is None
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "judge": self.judge,
-            "pool": self.pool,
-            "counts": self.counts,
-            "estimate": self.estimate.to_dict() if self.estimate else None,
-            "usage": self.usage,
-            "retries": self.retries,
-            "complete": self.complete,
-            "stop_reason": self.stop_reason,
-            "dry_run": self.dry_run,
-            "elapsed_s": round(self.elapsed_s, 3),
-        }
-
-
-Advance = Callable[[int], None]
 
 
 def make_pairs(
@@ -167,49 +102,22 @@ def label_pool(
     pairs = make_pairs(pool, queries, corpus, max_doc_chars=max_doc_chars)
     todo = [p for p in pairs if (p.query_id, p.doc_id) not in done]
     counts: Counter[str] = Counter(pool=len(pairs), done_before=len(pairs) - len(todo))
-    stop_reason: str | None = None
-    estimate = None
-    retries: dict[str, int] = {}
     if not dry_run:
         prompt = getattr(getattr(judge, "prompt", None), "template", None)
         store.record_judge(judge.judge_id, judge.kind, judge.describe(), prompt)
+    labeling = _Labeling(store, counts, max_judgments, dry_run, progress, on_estimate)
     if isinstance(judge, LLMJudge):
-        leaders, followers, hits = _plan(judge, todo, store)
-        if max_judgments is not None and len(leaders) > max_judgments:
-            dropped = leaders[max_judgments:]
-            leaders = leaders[:max_judgments]
-            counts["not_started"] += sum(1 + len(followers.pop(judge.cache_key(p), [])) for p in dropped)
-            stop_reason = "max-judgments"
-        estimate = _estimate(judge, leaders, len(hits))
-        if on_estimate is not None:
-            on_estimate(estimate)
-        if not dry_run:
-            store.put_many([_copy(hit, pair) for pair, hit in hits])
-            counts["cached"] += len(hits)
-            outcome = _judge_llm(judge, leaders, followers, store, concurrency, progress, counts)
-            stop_reason = outcome or stop_reason
-            retries = dict(judge.client.retry_reasons)
+        stop_reason, estimate = labeling.with_llm(judge, todo, concurrency)
     else:
-        if max_judgments is not None and len(todo) > max_judgments:
-            counts["not_started"] += len(todo) - max_judgments
-            todo = todo[:max_judgments]
-            stop_reason = "max-judgments"
-        estimate = Estimate(len(todo), 0, 0, 0, 0.0, 0, 0, 0.0)
-        if on_estimate is not None:
-            on_estimate(estimate)
-        if not dry_run:
-            _judge_batches(judge, todo, store, batch_size, progress, counts)
+        stop_reason, estimate = labeling.in_batches(judge, todo, batch_size)
     if stop_reason is None and counts["errors"]:
         stop_reason = "errors"
-    keys = pool.keys()
-    by_status: dict[str, list[Judgment]] = {STATUS_OK: [], STATUS_FAILED: [], STATUS_ERROR: []}
-    if not dry_run:
-        for j in store.iter_judgments(judge.judge_id, status=None):
-            if (j.query_id, j.doc_id) in keys:
-                by_status[j.status].append(j)
+    by_status = _stored_by_status(store, judge.judge_id, pool.keys()) if not dry_run else {}
     usage: dict[str, object] = {"requests": 0, "cost": 0.0}
+    retries: dict[str, int] = {}
     if isinstance(judge, LLMJudge):
         usage = judge.client.meter.summary()
+        retries = dict(judge.client.retry_reasons) if not dry_run else {}
     for name in ("new", "cached", "failed", "errors", "no_signal", "not_started"):
         counts.setdefault(name, 0)
     return LabelReport(
@@ -219,9 +127,9 @@ def label_pool(
         counts=dict(counts),
         usage=usage,
         stop_reason=stop_reason,
-        judgments=by_status[STATUS_OK],
-        failed=by_status[STATUS_FAILED],
-        errors=by_status[STATUS_ERROR],
+        judgments=by_status.get(STATUS_OK, []),
+        failed=by_status.get(STATUS_FAILED, []),
+        errors=by_status.get(STATUS_ERROR, []),
         estimate=estimate,
         retries=retries,
         elapsed_s=time.perf_counter() - started,
@@ -229,166 +137,69 @@ def label_pool(
     )
 
 
-def _plan(
-    judge: LLMJudge, todo: Sequence[Pair], store: JudgmentStore
-) -> tuple[list[Pair], dict[str, list[Pair]], list[tuple[Pair, Judgment]]]:
-    """Split pairs into requests to send, pairs sharing a request's texts, and cache hits."""
-    leaders: list[Pair] = []
-    followers: dict[str, list[Pair]] = {}
-    hits: list[tuple[Pair, Judgment]] = []
-    for pair in todo:
-        key = judge.cache_key(pair)
-        if key in followers:
-            followers[key].append(pair)
-            continue
-        hit = store.cached(key)
-        if hit is not None:
-            hits.append((pair, hit))
-            continue
-        followers[key] = []
-        leaders.append(pair)
-    return leaders, followers, hits
+@dataclass(frozen=True)
+class _Labeling:
+    """What one `label_pool` call shares between its steps (``counts`` is updated in place)."""
+
+    store: JudgmentStore
+    counts: Counter[str]
+    max_judgments: int | None
+    dry_run: bool
+    progress: bool
+    on_estimate: Callable[[Estimate], None] | None
+
+    def with_llm(self, judge: LLMJudge, todo: list[Pair], concurrency: int) -> tuple[str | None, Estimate]:
+        """Answer from the cache what it holds, then send one request per distinct text pair."""
+        stop_reason = None
+        leaders, followers, hits = plan_requests(judge, todo, self.store)
+        if self.max_judgments is not None and len(leaders) > self.max_judgments:
+            dropped = leaders[self.max_judgments :]
+            leaders = leaders[: self.max_judgments]
+            self.counts["not_started"] += sum(1 + len(followers.pop(judge.cache_key(p), [])) for p in dropped)
+            stop_reason = "max-judgments"
+        estimate = self.estimated(estimate_requests(judge, leaders, len(hits)))
+        if not self.dry_run:
+            self.store.put_many([copy_judgment(hit, pair) for pair, hit in hits])
+            self.counts["cached"] += len(hits)
+            outcome = judge_llm(judge, leaders, followers, self.store, concurrency, self.progress, self.counts)
+            stop_reason = outcome or stop_reason
+        return stop_reason, estimate
+
+    def in_batches(self, judge: BatchJudge, todo: list[Pair], batch_size: int) -> tuple[str | None, Estimate]:
+        """Judge ``todo`` with a batch judge, ``batch_size`` pairs (and one commit) at a time."""
+        stop_reason = None
+        if self.max_judgments is not None and len(todo) > self.max_judgments:
+            self.counts["not_started"] += len(todo) - self.max_judgments
+            todo = todo[: self.max_judgments]
+            stop_reason = "max-judgments"
+        estimate = self.estimated(Estimate(len(todo), 0, 0, 0, 0.0, 0, 0, 0.0))
+        if not self.dry_run:
+            _judge_batches(judge, todo, self.store, batch_size, self.progress, self.counts)
+        return stop_reason, estimate
+
+    def estimated(self, estimate: Estimate) -> Estimate:
+        """``estimate``, handed to ``on_estimate`` first (before anything is sent)."""
+        if self.on_estimate is not None:
+            self.on_estimate(estimate)
+        return estimate
 
 
-def _estimate(judge: LLMJudge, leaders: Sequence[Pair], cache_hits: int) -> Estimate:
-    prices = judge.client.meter.prices
-    max_tokens = judge.client.max_tokens
-    tokens_in = worst_in = 0
-    for pair in leaders:
-        messages = judge.messages(pair)
-        tokens_in += estimate_input_tokens(messages)
-        worst_in += worst_case_input_tokens(messages)
-    tokens_out = EXPECTED_OUTPUT_TOKENS * len(leaders)
-    worst_out = max_tokens * len(leaders)
-    return Estimate(
-        requests=len(leaders),
-        cache_hits=cache_hits,
-        input_tokens=tokens_in,
-        output_tokens=tokens_out,
-        cost=prices.cost(tokens_in, tokens_out),
-        worst_input_tokens=worst_in,
-        worst_output_tokens=worst_out,
-        worst_cost=prices.cost(worst_in, worst_out),
-    )
-
-
-def _copy(source: Judgment, pair: Pair) -> Judgment:
-    """A judgment of ``pair`` taken over from a judgment of the same texts (free)."""
-    return dataclasses.replace(
-        source,
-        query_id=pair.query_id,
-        doc_id=pair.doc_id,
-        cached=True,
-        attempts=0,
-        input_tokens=0,
-        output_tokens=0,
-        cost=0.0,
-        latency_ms=0.0,
-        created_at=now_iso(),
-        extra={},
-    )
-
-
-class _Progress:
-    """A rich progress bar on stderr, or nothing."""
-
-    def __init__(self, enabled: bool, description: str, total: int, show_cost: bool = False) -> None:
-        self._bar: Any = None
-        self._task: Any = None
-        if enabled and total:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-            columns: list[Any] = [
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeRemainingColumn(),
-            ]
-            if show_cost:
-                columns.append(TextColumn("{task.fields[cost]}"))
-            self._bar = Progress(*columns, console=Console(stderr=True), transient=True)
-            self._task = self._bar.add_task(description, total=total, cost="")
-
-    def __enter__(self) -> _Progress:
-        if self._bar is not None:
-            self._bar.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.stop()
-
-    def advance(self, n: int, cost: float | None = None) -> None:
-        if self._bar is not None:
-            extra = {"cost": f"cost {cost:.4f}"} if cost is not None else {}
-            self._bar.update(self._task, advance=n, **extra)
-
-
-def _judge_llm(
-    judge: LLMJudge,
-    leaders: list[Pair],
-    followers: dict[str, list[Pair]],
-    store: JudgmentStore,
-    concurrency: int,
-    progress: bool,
-    counts: Counter[str],
-) -> str | None:
-    """Run the workers; returns "max-cost" when the cap stopped them. Fatal errors propagate."""
-    if not leaders:
-        return None
-    total = len(leaders) + sum(len(followers.get(judge.cache_key(p), [])) for p in leaders)
-    state: dict[str, Any] = {"stop": None, "fatal": None, "processed": 0}
-    queue = iter(leaders)
-    meter = judge.client.meter
-
-    async def worker(bar: _Progress) -> None:
-        while state["stop"] is None:
-            pair = next(queue, None)
-            if pair is None:
-                return
-            try:
-                result = await judge.judge(pair)
-            except CostLimitReached as e:
-                state["stop"] = "max-cost"
-                if e.partial is not None:  # paid-for requests of a pair left unanswered
-                    store.put(e.partial)
-                    begun = 1 + len(followers.get(e.partial.cache_key, []))
-                    counts["errors"] += begun
-                    state["processed"] += begun  # begun, so not "not started"
-                return
-            except BackendError as e:
-                state["stop"], state["fatal"] = "fatal", e
-                return
-            store.put(result)
-            counts[{STATUS_OK: "new", STATUS_FAILED: "failed", STATUS_ERROR: "errors"}[result.status]] += 1
-            shared = followers.get(result.cache_key, [])
-            if result.status == STATUS_ERROR:
-                counts["errors"] += len(shared)  # not stored: the next run asks again
-            elif shared:
-                store.put_many([_copy(result, p) for p in shared])
-                counts["cached" if result.ok else "failed"] += len(shared)
-            state["processed"] += 1 + len(shared)
-            bar.advance(1 + len(shared), meter.spent if not meter.prices.free else None)
-
-    async def main(bar: _Progress) -> None:
-        async with judge.client:
-            await asyncio.gather(*(worker(bar) for _ in range(min(concurrency, len(leaders)))))
-
-    with _Progress(progress, f"judging with {judge.model}", total, show_cost=not meter.prices.free) as bar:
-        asyncio.run(main(bar))
-    if state["fatal"] is not None:
-        raise state["fatal"]
-    if state["stop"] == "max-cost":
-        counts["not_started"] += total - state["processed"]
-        return "max-cost"
-    return None
+def _stored_by_status(
+    store: JudgmentStore, judge_id: str, keys: Collection[tuple[str, str]]
+) -> dict[str, list[Judgment]]:
+    """The judge's stored judgments of the pool's pairs (``keys``), by status."""
+    by_status: dict[str, list[Judgment]] = {STATUS_OK: [], STATUS_FAILED: [], STATUS_ERROR: []}
+    for j in store.iter_judgments(judge_id, status=None):
+        if (j.query_id, j.doc_id) in keys:
+            by_status[j.status].append(j)
+    return by_status
 
 
 def _judge_batches(
     judge: BatchJudge, todo: list[Pair], store: JudgmentStore, batch_size: int, progress: bool, counts: Counter[str]
 ) -> None:
-    with _Progress(progress, f"labeling with {judge.kind}", len(todo)) as bar:
+    """Judge ``todo`` with a batch judge, ``batch_size`` pairs at a time, each batch committed at once."""
+    with LabelProgress(progress, f"labeling with {judge.kind}", len(todo)) as bar:
         for start in range(0, len(todo), batch_size):
             batch = todo[start : start + batch_size]
             made = judge.judge_batch(batch)

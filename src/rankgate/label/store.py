@@ -198,15 +198,6 @@ class JudgmentStore:
             out.append(dict(r))
         return out
 
-    def judge_settings(self, judge_id: str) -> dict[str, object] | None:
-        row = self._db.execute("SELECT settings, prompt FROM judges WHERE judge_id = ?", (judge_id,)).fetchone()
-        if row is None:
-            return None
-        settings: dict[str, object] = json.loads(row["settings"])
-        if row["prompt"] is not None:
-            settings["prompt"] = row["prompt"]
-        return settings
-
     def count(self, judge_id: str | None = None, status: str | None = None) -> int:
         where, params = _where(judge_id, status)
         return int(self._db.execute(f"SELECT COUNT(*) FROM judgments {where}", params).fetchone()[0])

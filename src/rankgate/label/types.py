@@ -13,7 +13,8 @@ TIER_WEAK = "C"
 STATUS_OK = "ok"
 STATUS_FAILED = "failed"  # the judge answered, but never in the required format: recorded, not guessed
 STATUS_ERROR = "error"  # the request never got an answer (retries exhausted): retried on the next run
-STATUSES = (STATUS_OK, STATUS_FAILED, STATUS_ERROR)
+
+JUDGES = ("llm", "bm25", "clicks", "cross-encoder")  # the judge kinds `rankgate label --judge` offers
 
 
 @dataclass(frozen=True)

@@ -136,21 +136,13 @@ def paired_summary(
         ConfigError: a bad option value.
     """
     func = "paired_summary"
-    base = _as_matrix(baseline, "baseline", func)
-    cand = _as_matrix(candidate, "candidate", func)
-    if base.shape != cand.shape:
-        raise InputError(
-            f"The 'candidate' parameter of {func} must have the baseline's shape {base.shape} "
-            f"(queries x measures, same query order). Got an array of shape {cand.shape} instead."
-        )
+    base, cand = _paired_matrices(baseline, candidate, func)
     chosen = check_choice(test, "test", func, TESTS)
     check_choice(ci_method, "ci_method", func, CI_METHODS)
     level = check_fraction(alpha, "alpha", func)
     target = check_fraction(power, "power", func)
     n, m = base.shape
-    labels = list(names) if names is not None else [f"column {j}" for j in range(m)]
-    if len(labels) != m:
-        raise InputError(f"The 'names' parameter of {func} must name the {m} columns. Got {len(labels)} names instead.")
+    labels = _column_names(names, m, func)
 
     d = cand - base
     base_mean = base.mean(axis=0)
@@ -169,14 +161,7 @@ def paired_summary(
     wins, ties, losses = win_tie_loss_columns(d, eps=tie_eps)
     mde = np.array([minimum_detectable_effect(s, n, alpha=level, power=target) for s in sd])
 
-    notes = []
-    for j in np.flatnonzero(sd == 0):
-        if delta[j] == 0:
-            notes.append(f"{labels[j]}: the candidate scores as the baseline on every query (p = 1).")
-        else:
-            notes.append(f"{labels[j]}: every query changes by the same {d[0, j]:+.6g} (no spread; t-test p = 0).")
-    if n < 10:
-        notes.append(f"Only {n} queries: p-values and intervals are rough.")
+    notes = _notes(labels, d, delta, sd)
     settings = {
         "test": chosen,
         "n_queries": n,
@@ -211,6 +196,40 @@ def paired_summary(
         settings=settings,
         notes=tuple(notes),
     )
+
+
+def _paired_matrices(baseline: Any, candidate: Any, func: str) -> tuple[FloatArray, FloatArray]:
+    """Both score arrays as (queries x measures) matrices of the same shape."""
+    base = _as_matrix(baseline, "baseline", func)
+    cand = _as_matrix(candidate, "candidate", func)
+    if base.shape != cand.shape:
+        raise InputError(
+            f"The 'candidate' parameter of {func} must have the baseline's shape {base.shape} "
+            f"(queries x measures, same query order). Got an array of shape {cand.shape} instead."
+        )
+    return base, cand
+
+
+def _column_names(names: Sequence[str] | None, m: int, func: str) -> list[str]:
+    """The names of the ``m`` measures, for notes (default ``"column 0"``, ...)."""
+    labels = list(names) if names is not None else [f"column {j}" for j in range(m)]
+    if len(labels) != m:
+        raise InputError(f"The 'names' parameter of {func} must name the {m} columns. Got {len(labels)} names instead.")
+    return labels
+
+
+def _notes(labels: list[str], d: FloatArray, delta: FloatArray, sd: FloatArray) -> list[str]:
+    """What a reader should know about the numbers: columns without spread, too few queries."""
+    notes = []
+    for j in np.flatnonzero(sd == 0):
+        if delta[j] == 0:
+            notes.append(f"{labels[j]}: the candidate scores as the baseline on every query (p = 1).")
+        else:
+            notes.append(f"{labels[j]}: every query changes by the same {d[0, j]:+.6g} (no spread; t-test p = 0).")
+    n = d.shape[0]
+    if n < 10:
+        notes.append(f"Only {n} queries: p-values and intervals are rough.")
+    return notes
 
 
 def _as_matrix(x: Any, name: str, func: str) -> FloatArray:

@@ -35,11 +35,11 @@ class SentenceTransformersCrossEncoder:
     """
 
     def __init__(self, model: str, *, device: str = "cpu") -> None:
-        from rankgate.bench.encoders import _quiet_transformers, model_fingerprint, resolve_model
+        from rankgate.bench.encoders import model_fingerprint, quiet_transformers, resolve_model
 
         self.path = resolve_model(model)
         st = require("sentence_transformers")
-        _quiet_transformers()
+        quiet_transformers()
         try:
             self.model: Any = st.CrossEncoder(str(self.path), device=device, local_files_only=True)
         except Exception as e:

@@ -1,0 +1,42 @@
+"""Thread counts of BLAS and torch in this process, so Ray workers compute with the driver's."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from typing import Any
+
+from rankgate.extras import available
+
+
+def blas_threads() -> int:
+    """Threads of numpy's BLAS in this process (threadpoolctl; else the usual variables, else the CPUs)."""
+    if available("threadpoolctl"):
+        from threadpoolctl import threadpool_info
+
+        blas = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+        numpys = [i for i in blas if "numpy" in str(i.get("filepath", ""))]  # not scipy's or torch's
+        if numpys or blas:
+            return max(int(i["num_threads"]) for i in (numpys or blas))
+    for name in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
+        value = os.environ.get(name, "")
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    return os.cpu_count() or 1
+
+
+def blas_limit(threads: int) -> contextlib.AbstractContextManager[Any]:
+    """Run BLAS with ``threads`` threads inside the block (with threadpoolctl; Ray already sets
+    OMP_NUM_THREADS to an actor's CPUs, the same number whenever the cluster has that many)."""
+    if not available("threadpoolctl"):
+        return contextlib.nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=threads, user_api="blas")
+
+
+def torch_threads() -> int:
+    """torch's intra-op threads in this process, when torch is loaded (a model runs on it); else 1."""
+    torch = sys.modules.get("torch")
+    return int(torch.get_num_threads()) if torch is not None else 1

@@ -1,0 +1,205 @@
+"""``rankgate label sample|import|agreement|merge|judges``: the human-review round trip, agreement and tiers."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from rankgate.cli.options import emit, format_option, measure_option, output_file_option, split_measures
+
+
+@click.command("sample", short_help="Export a stratified sample to CSV for human review.")
+@click.argument("qrels", type=click.Path(dir_okay=False))
+@click.option("--corpus", required=True, type=click.Path(dir_okay=False), help="Documents (texts for reviewers).")
+@click.option("--queries", "queries_path", required=True, type=click.Path(dir_okay=False), help="Queries (texts).")
+@click.option("--size", type=click.IntRange(min=1), default=200, show_default=True, help="Pairs in the sample.")
+@click.option("--strata", type=click.Choice(["label", "query"]), default="label", show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("-o", "--out", required=True, type=click.Path(dir_okay=False), help="CSV to write.")
+def sample_command(qrels: str, corpus: str, queries_path: str, size: int, strata: str, seed: int, out: str) -> None:
+    """Export a stratified sample of QRELS to CSV for human review, without the labels.
+
+    Each label (or each query, --strata query) contributes the same number of pairs where it
+    can. Reviewers fill the `label` column; `rankgate label import` reads it back.
+
+    \b
+    Examples:
+      rankgate label sample llm.jsonl --corpus corpus.jsonl --queries queries.jsonl --size 200 -o review.csv
+      rankgate label sample llm.txt --corpus corpus.jsonl --queries queries.jsonl --strata query -o review.csv
+    """
+    from collections import Counter
+
+    from rankgate.io.readers import read_qrels
+    from rankgate.label.collection import read_texts
+    from rankgate.label.review import stratified_sample, write_review_csv
+
+    judged = read_qrels(qrels)
+    chosen = stratified_sample(judged, size, strata=strata, seed=seed)
+    n = write_review_csv(chosen, read_texts(queries_path, what="query"), read_texts(corpus), out)
+    by_label = Counter(label for _, _, label in chosen)
+    spread = ", ".join(f"{k}: {v}" for k, v in sorted(by_label.items()))
+    click.echo(f"wrote {n} pairs to {out} (judge labels in the sample: {spread}; not in the file)")
+
+
+@click.command("import", short_help="Read reviewers' labels back from the sample CSV.")
+@click.argument("csv_path", metavar="CSV", type=click.Path(dir_okay=False))
+@click.option("-o", "--out", type=click.Path(dir_okay=False), help="Write the human labels as TREC qrels.")
+@click.option("--jsonl", "jsonl_path", type=click.Path(dir_okay=False), help="Also write them as JSONL (with tier).")
+@click.option("--tags-out", type=click.Path(dir_okay=False), help="Write each query's tier as a query tags file.")
+@click.option("--scale", type=click.Choice(["graded", "binary"]), default="graded", show_default=True)
+@click.option("--annotator", default="human", show_default=True, help="Who labeled (judge id human:NAME).")
+@click.option("--tier", default="A", show_default=True, help="Gold-set tier of these labels.")
+@click.option("--store", "store_path", type=click.Path(dir_okay=False), help="Also keep them in this judgment store.")
+def import_command(
+    csv_path: str,
+    out: str | None,
+    jsonl_path: str | None,
+    tags_out: str | None,
+    scale: str,
+    annotator: str,
+    tier: str,
+    store_path: str | None,
+) -> None:
+    """Read reviewers' labels from a filled-in sample CSV (empty labels are skipped).
+
+    \b
+    Examples:
+      rankgate label import review.csv -o human.txt --jsonl human.jsonl
+      rankgate label import review.csv -o human.txt --annotator alice --store labels.sqlite
+    """
+    from rankgate.label.export import write_jsonl, write_tier_tags, write_trec
+    from rankgate.label.prompts import SCALES
+    from rankgate.label.review import read_review_csv
+    from rankgate.label.store import JudgmentStore
+
+    if not (out or jsonl_path or store_path):
+        raise click.UsageError("give -o/--out, --jsonl or --store: somewhere to put the labels")
+    judgments, blank = read_review_csv(csv_path, labels=SCALES[scale], annotator=annotator, tier=tier)
+    if out:
+        write_trec(judgments, out)
+    if jsonl_path:
+        write_jsonl(judgments, jsonl_path)
+    if tags_out:
+        write_tier_tags(judgments, tags_out)
+    if store_path:
+        with JudgmentStore(store_path) as store:
+            store.record_judge(f"human:{annotator}", "human", {"source": csv_path, "tier": tier})
+            store.put_many(judgments)
+    click.echo(f"read {len(judgments)} labels from {csv_path} ({blank} rows left blank)")
+
+
+@click.command("agreement", short_help="Kappa, confusion matrix, ranking correlation of two qrels.")
+@click.argument("reference", type=click.Path(dir_okay=False))
+@click.argument("candidate", type=click.Path(dir_okay=False))
+@click.option("--run", "runs", multiple=True, type=click.Path(dir_okay=False), help="Systems to rank (two or more).")
+@measure_option(("nDCG@10", "P@10"))
+@click.option("--rel", type=click.IntRange(min=1), default=1, show_default=True, help="Binary threshold.")
+@click.option("--scale", type=click.Choice(["graded", "binary", "observed"]), default="observed", show_default=True)
+@click.option("--all-pairs", is_flag=True, help="Rank systems with each qrels whole, not only the shared pairs.")
+@format_option(["table", "json"])
+@output_file_option
+def agreement_command(
+    reference: str,
+    candidate: str,
+    runs: tuple[str, ...],
+    measures: tuple[str, ...],
+    rel: int,
+    scale: str,
+    all_pairs: bool,
+    fmt: str,
+    output: str | None,
+) -> None:
+    """Agreement of CANDIDATE (e.g. LLM) judgments with REFERENCE (e.g. human) ones.
+
+    On the pairs both judge: confusion matrix, raw agreement, Cohen's kappa (unweighted,
+    linear, quadratic), binary kappa at --rel. With two or more --run: Kendall's tau-b of
+    the systems' scores under the two sets of judgments.
+
+    \b
+    Examples:
+      rankgate label agreement human.txt llm.txt
+      rankgate label agreement human.txt llm.jsonl --run bm25.txt --run dense.txt --run splade.txt -m nDCG@10
+    """
+    from rankgate.io.readers import read_qrels, read_run
+    from rankgate.label.agreement import label_agreement, ranking_correlation
+    from rankgate.label.prompts import SCALES
+    from rankgate.render.eval import to_text
+    from rankgate.render.label import agreement_tables
+
+    ref, cand = read_qrels(reference), read_qrels(candidate)
+    labels = None if scale == "observed" else SCALES[scale]
+    body: dict[str, Any] = {
+        "reference": reference,
+        "candidate": candidate,
+        **label_agreement(ref, cand, labels=labels, rel=rel),
+    }
+    ranking = None
+    if runs:
+        wanted = split_measures(measures) or ["nDCG@10", "P@10"]
+        ranking = ranking_correlation(
+            ref, cand, [read_run(r) for r in runs], wanted, shared_only=not all_pairs, rel=rel
+        )
+        body["ranking"] = ranking
+    emit(json.dumps(body, indent=2) if fmt == "json" else to_text(agreement_tables(body, ranking)), output)
+
+
+@click.command("merge", short_help="Merge qrels into a gold set with tiers; export tier tags.")
+@click.argument("sources", nargs=-1, required=True, metavar="QRELS[:TIER] ...")
+@click.option("-o", "--out", required=True, type=click.Path(dir_okay=False), help="Merged TREC qrels.")
+@click.option("--jsonl", "jsonl_path", type=click.Path(dir_okay=False), help="Also write JSONL with a tier column.")
+@click.option("--tags-out", type=click.Path(dir_okay=False), help="Write each query's tiers as a query tags file.")
+def merge_command(sources: tuple[str, ...], out: str, jsonl_path: str | None, tags_out: str | None) -> None:
+    """Merge judgment files into one gold set; the first file that judges a pair wins.
+
+    Give each file's tier after a colon (human.txt:A); a rankgate JSONL keeps its own. The
+    tags file (one {"_id", "tier"} line per query, tier e.g. A, B or A+B) feeds
+    `rankgate compare --tags`, to see results by tier.
+
+    \b
+    Examples:
+      rankgate label merge human.txt:A llm.jsonl --out gold.txt --tags-out tiers.jsonl
+      rankgate compare gold.txt bm25.txt dense.txt --tags tiers.jsonl
+    """
+    from rankgate.label.export import merge_tiers, read_tiered, write_jsonl, write_tier_tags, write_trec
+
+    loaded = [read_tiered(spec) for spec in sources]
+    merged, overridden = merge_tiers([judgments for judgments, _ in loaded])
+    write_trec(merged, out)
+    if jsonl_path:
+        write_jsonl(merged, jsonl_path)
+    if tags_out:
+        write_tier_tags(merged, tags_out)
+    for (judgments, tier), spec, (_, lost) in zip(loaded, sources, overridden.items(), strict=True):
+        click.echo(f"{spec}: {len(judgments)} judgments (tier {tier}), {lost} overridden by earlier files")
+    click.echo(f"wrote {len(merged)} judgments to {out}")
+
+
+@click.command("judges", short_help="List the judges in a judgment store.")
+@click.argument("store_path", metavar="STORE", type=click.Path(dir_okay=False, exists=True))
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def judges_command(store_path: str, fmt: str) -> None:
+    """List the judges in a judgment store, with counts, tokens and cost.
+
+    \b
+    Examples:
+      rankgate label judges llm.sqlite
+    """
+    from rich.table import Table
+
+    from rankgate.label.store import JudgmentStore
+    from rankgate.render.eval import to_text
+
+    with JudgmentStore(store_path) as store:
+        rows = store.judges()
+    if fmt == "json":
+        emit(json.dumps(rows, indent=2), None)
+        return
+    keys = ("judge_id", "tier", "ok", "failed", "error", "input_tokens", "output_tokens", "cost")
+    t = Table(title=store_path, title_justify="left")
+    for name in keys:
+        t.add_column(name, justify="left" if name in ("judge_id", "tier") else "right")
+    for r in rows:
+        t.add_row(*(f"{r[k]:.4f}" if k == "cost" else str(r[k]) for k in keys))
+    emit(to_text(t, width=140), None)

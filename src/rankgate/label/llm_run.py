@@ -1,0 +1,140 @@
+"""Judging with an LLM: one request per distinct text pair, answers from the cache, the estimate, the workers."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from rankgate.errors import BackendError
+from rankgate.label.cost import CostLimitReached, estimate_input_tokens, worst_case_input_tokens
+from rankgate.label.llm import LLMJudge
+from rankgate.label.outcome import Estimate
+from rankgate.label.progress import LabelProgress
+from rankgate.label.store import JudgmentStore, now_iso
+from rankgate.label.types import STATUS_ERROR, STATUS_FAILED, STATUS_OK, Judgment, Pair
+
+EXPECTED_OUTPUT_TOKENS = 40  # a JSON verdict with a one-sentence reason
+
+
+def plan_requests(
+    judge: LLMJudge, todo: Sequence[Pair], store: JudgmentStore
+) -> tuple[list[Pair], dict[str, list[Pair]], list[tuple[Pair, Judgment]]]:
+    """Split pairs into requests to send, pairs sharing a request's texts, and cache hits."""
+    leaders: list[Pair] = []
+    followers: dict[str, list[Pair]] = {}
+    hits: list[tuple[Pair, Judgment]] = []
+    for pair in todo:
+        key = judge.cache_key(pair)
+        if key in followers:
+            followers[key].append(pair)
+            continue
+        hit = store.cached(key)
+        if hit is not None:
+            hits.append((pair, hit))
+            continue
+        followers[key] = []
+        leaders.append(pair)
+    return leaders, followers, hits
+
+
+def estimate_requests(judge: LLMJudge, leaders: Sequence[Pair], cache_hits: int) -> Estimate:
+    """Tokens and cost of sending ``leaders``: typical (a short verdict) and worst case (max_tokens)."""
+    prices = judge.client.meter.prices
+    max_tokens = judge.client.max_tokens
+    tokens_in = worst_in = 0
+    for pair in leaders:
+        messages = judge.messages(pair)
+        tokens_in += estimate_input_tokens(messages)
+        worst_in += worst_case_input_tokens(messages)
+    tokens_out = EXPECTED_OUTPUT_TOKENS * len(leaders)
+    worst_out = max_tokens * len(leaders)
+    return Estimate(
+        requests=len(leaders),
+        cache_hits=cache_hits,
+        input_tokens=tokens_in,
+        output_tokens=tokens_out,
+        cost=prices.cost(tokens_in, tokens_out),
+        worst_input_tokens=worst_in,
+        worst_output_tokens=worst_out,
+        worst_cost=prices.cost(worst_in, worst_out),
+    )
+
+
+def copy_judgment(source: Judgment, pair: Pair) -> Judgment:
+    """A judgment of ``pair`` taken over from a judgment of the same texts (free)."""
+    return dataclasses.replace(
+        source,
+        query_id=pair.query_id,
+        doc_id=pair.doc_id,
+        cached=True,
+        attempts=0,
+        input_tokens=0,
+        output_tokens=0,
+        cost=0.0,
+        latency_ms=0.0,
+        created_at=now_iso(),
+        extra={},
+    )
+
+
+def judge_llm(
+    judge: LLMJudge,
+    leaders: list[Pair],
+    followers: dict[str, list[Pair]],
+    store: JudgmentStore,
+    concurrency: int,
+    progress: bool,
+    counts: Counter[str],
+) -> str | None:
+    """Run the workers; returns "max-cost" when the cap stopped them. Fatal errors propagate."""
+    if not leaders:
+        return None
+    total = len(leaders) + sum(len(followers.get(judge.cache_key(p), [])) for p in leaders)
+    state: dict[str, Any] = {"stop": None, "fatal": None, "processed": 0}
+    queue = iter(leaders)
+    meter = judge.client.meter
+
+    async def worker(bar: LabelProgress) -> None:
+        while state["stop"] is None:
+            pair = next(queue, None)
+            if pair is None:
+                return
+            try:
+                result = await judge.judge(pair)
+            except CostLimitReached as e:
+                state["stop"] = "max-cost"
+                if e.partial is not None:  # paid-for requests of a pair left unanswered
+                    store.put(e.partial)
+                    begun = 1 + len(followers.get(e.partial.cache_key, []))
+                    counts["errors"] += begun
+                    state["processed"] += begun  # begun, so not "not started"
+                return
+            except BackendError as e:
+                state["stop"], state["fatal"] = "fatal", e
+                return
+            store.put(result)
+            counts[{STATUS_OK: "new", STATUS_FAILED: "failed", STATUS_ERROR: "errors"}[result.status]] += 1
+            shared = followers.get(result.cache_key, [])
+            if result.status == STATUS_ERROR:
+                counts["errors"] += len(shared)  # not stored: the next run asks again
+            elif shared:
+                store.put_many([copy_judgment(result, p) for p in shared])
+                counts["cached" if result.ok else "failed"] += len(shared)
+            state["processed"] += 1 + len(shared)
+            bar.advance(1 + len(shared), meter.spent if not meter.prices.free else None)
+
+    async def main(bar: LabelProgress) -> None:
+        async with judge.client:
+            await asyncio.gather(*(worker(bar) for _ in range(min(concurrency, len(leaders)))))
+
+    with LabelProgress(progress, f"judging with {judge.model}", total, show_cost=not meter.prices.free) as bar:
+        asyncio.run(main(bar))
+    if state["fatal"] is not None:
+        raise state["fatal"]
+    if state["stop"] == "max-cost":
+        counts["not_started"] += total - state["processed"]
+        return "max-cost"
+    return None
