@@ -68,7 +68,7 @@ register(
         ),
         params=(GAIN,),
         trec_eval="ndcg_cut_k (linear gain); ndcg without @k",
-        aliases=("ndcg_cut_10", "ndcg_cut.10", "ndcg@10", "ndcg_burges@10 (= gain=exp)"),
+        aliases=("ndcg_cut_10", "ndcg_cut.10", "ndcg@10", "ndcg_burges@10"),
         examples=("nDCG@10", "nDCG(gain=exp)@10", "nDCG"),
     )
 )
@@ -195,7 +195,7 @@ register(
         summary="Rank-biased precision (Moffat & Zobel 2008), binary relevance",
         definition="RBP = (1 - p) * sum over ranks i (<= k with @k) of [rel(d_i)] * p^(i-1)",
         params=(PERSISTENCE, REL),
-        aliases=("rbp.80 (p=0.8)",),
+        aliases=("rbp.80",),
         examples=("RBP", "RBP(p=0.95)", "RBP(p=0.5)@10"),
     )
 )
