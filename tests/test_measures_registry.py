@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
 import rankgate
-from rankgate.measures.registry import all_specs
+from rankgate.measures.registry import Alias, all_specs, get_spec, reading, register
 from tests.cli_support import invoke
 
-LISTED = [(spec.name, alias) for spec in all_specs() for alias in spec.aliases]
+LISTED = [(spec.name, alias) for spec in all_specs() for alias in spec.listed_aliases]
 
 
 @pytest.mark.parametrize(("family", "alias"), LISTED, ids=[alias for _, alias in LISTED])
@@ -23,3 +24,25 @@ def test_the_cli_lists_the_registry_aliases(capsys):
     assert code == 0, err
     listed = [(row["name"], alias) for row in json.loads(out) for alias in row["aliases"]]
     assert listed == LISTED
+
+
+def test_every_family_carries_its_kernel_and_its_reference():
+    for spec in all_specs():
+        assert callable(spec.kernel) and callable(spec.reference), spec.name
+        assert spec.kernel.__module__ == "rankgate.measures.kernels", spec.name
+        assert spec.reference.__module__ == "rankgate.measures.reference", spec.name
+
+
+def test_a_word_reads_as_one_family_only():
+    taken = replace(get_spec("P"), name="P2", aliases=(Alias("map", "plain"),))
+    with pytest.raises(ValueError, match="'map' of P2 already reads as AP"):
+        register(taken)
+    assert "P2" not in {s.name for s in all_specs()}
+    assert rankgate.parse_measure("map").name == "AP"
+
+
+def test_every_word_of_a_family_reads_as_that_family():
+    for spec in all_specs():
+        for word in spec.words:
+            found = reading(word)
+            assert found is not None and found.family == spec.name, word
