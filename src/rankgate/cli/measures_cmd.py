@@ -8,7 +8,14 @@ import click
 
 
 @click.command("measures")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json", "markdown", "docs"]),
+    default="table",
+    show_default=True,
+    help="docs: the reference page docs/measures.md, in Markdown.",
+)
 @click.argument("names", nargs=-1)
 def measures_command(fmt: str, names: tuple[str, ...]) -> None:
     """List every measure with its definition, parameters and aliases.
@@ -18,7 +25,7 @@ def measures_command(fmt: str, names: tuple[str, ...]) -> None:
     \b
     Examples:
       rankgate measures
-      rankgate measures --format markdown > docs/measures.md
+      rankgate measures --format docs > docs/measures.md
       rankgate measures ndcg_cut.10 mrr@10 hit_rate@5
     """
     from rankgate.measures.parse import parse_measure
@@ -27,6 +34,11 @@ def measures_command(fmt: str, names: tuple[str, ...]) -> None:
     if names:
         for n in names:
             click.echo(f"{n}\t{parse_measure(n)}")
+        return
+    if fmt == "docs":
+        from rankgate.measures.docs import markdown
+
+        click.echo(markdown(), nl=False)
         return
     specs = all_specs()
     if fmt == "json":
