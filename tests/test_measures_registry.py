@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 import rankgate
-from rankgate.measures.registry import Alias, all_specs, get_spec, reading, register
+from rankgate.measures.registry import Alias, Measure, all_specs, get_spec, reading, register
 from tests.cli_support import invoke
 
 LISTED = [(spec.name, alias) for spec in all_specs() for alias in spec.listed_aliases]
@@ -46,3 +46,21 @@ def test_every_word_of_a_family_reads_as_that_family():
         for word in spec.words:
             found = reading(word)
             assert found is not None and found.family == spec.name, word
+
+
+@pytest.mark.parametrize("spec", all_specs(), ids=lambda s: s.name)
+def test_every_family_round_trips_with_parameters_and_cutoff(spec):
+    """Each family, each parameter off its default, with a cutoff where one is allowed."""
+    params = {p.name: _other_value(p) for p in spec.params}
+    cutoffs = {"none": [None], "required": [7], "optional": [None, 7]}[spec.cutoff]
+    for cutoff in cutoffs:
+        for given in ({}, params):
+            m = Measure.make(spec.name, cutoff, **given)
+            assert rankgate.parse_measure(str(m)) == m
+            assert dict(m.params) == given
+
+
+def _other_value(p):
+    """A valid value of parameter ``p`` other than its default."""
+    candidates = p.choices or ((3, 2) if p.kind is int else (0.25, 0.5, 3.0))
+    return next(v for v in candidates if v != p.default and (p.check is None or p.check(v)))
