@@ -9,9 +9,24 @@ grade (0 when unjudged).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-from rankgate.measures import kernels, reference
-from rankgate.measures.registry import REL, Alias, MeasureSpec, ParamSpec, register
+from rankgate.measures.registry import REL, Alias, LazyFunction, MeasureSpec, ParamSpec, register
+
+if TYPE_CHECKING:
+    from rankgate.measures.kernels import Kernel
+    from rankgate.measures.reference import Reference
+
+
+def kernel(name: str) -> Kernel:
+    """The function ``name`` of `rankgate.measures.kernels`, imported when first called."""
+    return LazyFunction("rankgate.measures.kernels", name)
+
+
+def reference(name: str) -> Reference:
+    """The function ``name`` of `rankgate.measures.reference`, imported when first called."""
+    return LazyFunction("rankgate.measures.reference", name)
+
 
 GAIN = ParamSpec(
     "gain",
@@ -42,8 +57,8 @@ register(
         name="P",
         summary="Precision: fraction of the top k that is relevant",
         definition="P@k = |{relevant docs in top k}| / k (divides by k even when fewer docs were returned)",
-        kernel=kernels.precision,
-        reference=reference.precision,
+        kernel=kernel("precision"),
+        reference=reference("precision"),
         params=(REL,),
         cutoff="required",
         trec_eval="P_k",
@@ -59,8 +74,8 @@ register(
         name="R",
         summary="Recall: fraction of the relevant docs found in the top k",
         definition="R@k = |{relevant docs in top k}| / R; 0 when R = 0. Without @k: over the whole ranking",
-        kernel=kernels.recall,
-        reference=reference.recall,
+        kernel=kernel("recall"),
+        reference=reference("recall"),
         params=(REL,),
         trec_eval="recall_k",
         aliases=(
@@ -79,8 +94,8 @@ register(
             "ideal ranks every judged doc of the query by grade (truncated at k). Negative grades gain 0. "
             "Ignores 'rel', like trec_eval"
         ),
-        kernel=kernels.ndcg,
-        reference=reference.ndcg,
+        kernel=kernel("ndcg"),
+        reference=reference("ndcg"),
         params=(GAIN,),
         trec_eval="ndcg_cut_k (linear gain); ndcg without @k",
         aliases=(
@@ -96,8 +111,8 @@ register(
         name="RR",
         summary="Reciprocal rank of the first relevant doc",
         definition="RR@k = 1 / rank of the first relevant doc if it is in the top k, else 0. Averaged: MRR",
-        kernel=kernels.reciprocal_rank,
-        reference=reference.reciprocal_rank,
+        kernel=kernel("reciprocal_rank"),
+        reference=reference("reciprocal_rank"),
         params=(REL,),
         trec_eval="recip_rank (no cutoff)",
         aliases=(
@@ -115,8 +130,8 @@ register(
             "AP@k = (sum over relevant docs at ranks i <= k of P@i) / R; 0 when R = 0. "
             "Divides by all relevant docs of the query (trec_eval map_cut). Averaged: MAP"
         ),
-        kernel=kernels.average_precision,
-        reference=reference.average_precision,
+        kernel=kernel("average_precision"),
+        reference=reference("average_precision"),
         params=(REL,),
         trec_eval="map; map_cut_k",
         aliases=(
@@ -132,8 +147,8 @@ register(
         name="Rprec",
         summary="Precision at rank R (R-precision)",
         definition="Rprec = |{relevant docs in top R}| / R; 0 when R = 0",
-        kernel=kernels.r_precision,
-        reference=reference.r_precision,
+        kernel=kernel("r_precision"),
+        reference=reference("r_precision"),
         params=(REL,),
         cutoff="none",
         trec_eval="Rprec",
@@ -152,8 +167,8 @@ register(
         name="Success",
         summary="1 if any relevant doc is in the top k, else 0 (hit rate)",
         definition="Success@k = 1 if |{relevant docs in top k}| > 0 else 0",
-        kernel=kernels.success,
-        reference=reference.success,
+        kernel=kernel("success"),
+        reference=reference("success"),
         params=(REL,),
         cutoff="required",
         trec_eval="success_k",
@@ -174,8 +189,8 @@ register(
             "Judged@k = |{docs in top k with a grade >= 0}| / min(k, docs returned); 0 when nothing was "
             "returned. Grades < 0 count as unjudged (trec_eval's pooled-but-unjudged convention)"
         ),
-        kernel=kernels.judged,
-        reference=reference.judged,
+        kernel=kernel("judged"),
+        reference=reference("judged"),
         cutoff="required",
         aliases=(Alias("judged", "plain", ("judged@10",)),),
         examples=("Judged@10",),
@@ -190,8 +205,8 @@ register(
             "(1 - min(n_r, R) / min(R, N)), n_r = judged non-relevant docs ranked above r, "
             "N = judged non-relevant docs of the query; unjudged and negative grades are ignored"
         ),
-        kernel=kernels.bpref,
-        reference=reference.bpref,
+        kernel=kernel("bpref"),
+        reference=reference("bpref"),
         params=(REL,),
         cutoff="none",
         trec_eval="bpref",
@@ -204,8 +219,8 @@ register(
         name="NumRel",
         summary="Number of relevant judged docs of the query (summed over queries)",
         definition="NumRel = R",
-        kernel=kernels.num_rel,
-        reference=reference.num_rel,
+        kernel=kernel("num_rel"),
+        reference=reference("num_rel"),
         params=(REL,),
         cutoff="none",
         bounds=(0.0, math.inf),
@@ -220,8 +235,8 @@ register(
         name="NumRet",
         summary="Number of docs retrieved (summed over queries)",
         definition="NumRet = number of docs in the ranking (in the top k with @k)",
-        kernel=kernels.num_ret,
-        reference=reference.num_ret,
+        kernel=kernel("num_ret"),
+        reference=reference("num_ret"),
         bounds=(0.0, math.inf),
         aggregate="sum",
         trec_eval="num_ret",
@@ -234,8 +249,8 @@ register(
         name="NumRelRet",
         summary="Number of relevant docs retrieved (summed over queries)",
         definition="NumRelRet = number of relevant docs in the ranking (in the top k with @k)",
-        kernel=kernels.num_rel_ret,
-        reference=reference.num_rel_ret,
+        kernel=kernel("num_rel_ret"),
+        reference=reference("num_rel_ret"),
         params=(REL,),
         bounds=(0.0, math.inf),
         aggregate="sum",
@@ -252,8 +267,8 @@ register(
         name="RBP",
         summary="Rank-biased precision (Moffat & Zobel 2008), binary relevance",
         definition="RBP = (1 - p) * sum over ranks i (<= k with @k) of [rel(d_i)] * p^(i-1)",
-        kernel=kernels.rank_biased_precision,
-        reference=reference.rank_biased_precision,
+        kernel=kernel("rank_biased_precision"),
+        reference=reference("rank_biased_precision"),
         params=(PERSISTENCE, REL),
         aliases=(Alias("rbp", "ranx", ("rbp.80",), dot_param="p"),),
         examples=("RBP", "RBP(p=0.95)", "RBP(p=0.5)@10"),
@@ -268,8 +283,8 @@ register(
             "R_i = (2^g_i - 1) / 2^gmax; gmax = max_grade, or the largest grade in the qrels when 0. "
             "Negative grades count as 0"
         ),
-        kernel=kernels.expected_reciprocal_rank,
-        reference=reference.expected_reciprocal_rank,
+        kernel=kernel("expected_reciprocal_rank"),
+        reference=reference("expected_reciprocal_rank"),
         params=(MAX_GRADE,),
         aliases=(Alias("err", "plain", ("err@10",)),),
         examples=("ERR@10", "ERR(max_grade=4)@20"),

@@ -10,6 +10,8 @@ family is one `register` call in `rankgate.measures.definitions`.
 
 from __future__ import annotations
 
+import functools
+import importlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -67,6 +69,36 @@ REL = ParamSpec(
 )
 
 
+@dataclass(frozen=True)
+class LazyFunction:
+    """A function named by its module and name, imported on the first call.
+
+    A spec names its kernel and its reference this way so that reading the registry (to parse
+    a name, to list the measures) stays light: the kernels import numpy, whose import would
+    about double the time ``rankgate measures`` takes.
+
+    >>> LazyFunction("math", "hypot")(3.0, 4.0)
+    5.0
+    """
+
+    module: str
+    name: str
+
+    @property
+    def function(self) -> Callable[..., Any]:
+        """The function itself (imports its module)."""
+        return _resolve(self.module, self.name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return _resolve(self.module, self.name)(*args, **kwargs)
+
+
+@functools.cache
+def _resolve(module: str, name: str) -> Callable[..., Any]:
+    function: Callable[..., Any] = getattr(importlib.import_module(module), name)
+    return function
+
+
 AliasSource = Literal["trec_eval", "ranx", "plain"]
 
 
@@ -103,8 +135,10 @@ class MeasureSpec:
         name: the canonical family name, e.g. ``nDCG``; also read in any case.
         summary: one line for listings.
         definition: the exact definition, with its edge cases.
-        kernel: the vectorized kernel (`rankgate.measures.kernels`), all queries of a block at once.
-        reference: the slow, obviously-right twin (`rankgate.measures.reference`), one query at a time.
+        kernel: the vectorized kernel (a function of `rankgate.measures.kernels`), all queries of
+            a block at once.
+        reference: its slow, obviously-right twin (a function of `rankgate.measures.reference`),
+            one query at a time; the tests check that the two agree.
         params: the parameters the family takes.
         cutoff: whether ``@k`` is forbidden, optional or required.
         higher_is_better: the direction of improvement.
