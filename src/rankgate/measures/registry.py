@@ -276,14 +276,15 @@ def register(spec: MeasureSpec) -> MeasureSpec:
         raise ValueError(f"measure {spec.name} registered twice")
     readings = {spec.name.lower(): Reading(spec.name)}
     for alias in spec.aliases:
-        reading = Reading(spec.name, alias.fixed, alias.dot_param)
+        meaning = Reading(spec.name, alias.fixed, alias.dot_param)
         word = alias.word.lower()
-        # A word may be listed twice (trec_eval's and ranx's map), with one meaning.
-        if readings.get(word, reading) != reading and word != spec.name.lower():
+        # A word may be listed twice (trec_eval's and ranx's map) with one meaning; an alias of
+        # the family's own name may add what word.digits sets (ranx's rbp.95).
+        if readings.get(word, meaning) != meaning and word != spec.name.lower():
             raise ValueError(f"alias {alias.word!r} of {spec.name} is given two meanings")
-        readings[word] = reading
-    for word, reading in readings.items():
-        if word in _WORDS and _WORDS[word] != reading:
+        readings[word] = meaning
+    for word, meaning in readings.items():
+        if word in _WORDS and _WORDS[word] != meaning:
             raise ValueError(f"alias {word!r} of {spec.name} already reads as {_WORDS[word].family}")
     _REGISTRY[spec.name] = spec
     _WORDS.update(readings)
