@@ -4,6 +4,12 @@ Each family is one entry: what it means, how it is computed (its kernel and its 
 twin) and how other tools spell it. Notation: ranks start at 1; ``rel(d)`` is true when d's
 grade >= ``rel``; R is the number of relevant judged documents of the query; g(d) is d's
 grade (0 when unjudged).
+
+Adding a family: write its kernel in `rankgate.measures.kernels` and its reference twin in
+`rankgate.measures.reference`, register one `MeasureSpec` here, add a few of its names to the
+measures of ``tests/test_kernels_vs_reference.py``, and regenerate the reference page with
+``rankgate measures --format docs > docs/measures.md``. The parser, the listing, the page and
+the generic tests (aliases, round trip, kernel against reference) read it from the spec.
 """
 
 from __future__ import annotations
