@@ -26,9 +26,7 @@ from rankgate.core.qrels import Qrels
 from rankgate.core.run import Run
 from rankgate.errors import InputError
 from rankgate.measures.block import RankedBlock, restrict_to_judged
-from rankgate.measures.kernels import KERNELS
 from rankgate.measures.parse import parse_measure
-from rankgate.measures.reference import REFERENCES
 
 MEASURES = [
     "P@1", "P@7", "P(rel=2)@5", "R@3", "R", "nDCG", "nDCG@5", "nDCG(gain=exp)@10", "RR", "RR@3",
@@ -85,11 +83,11 @@ def test_sparse_blocks_give_the_dense_values_bit_for_bit(seed):
     assert len(sparse.rank) < len(dense.rank) or len(dense.rank) == 0
     for name in MEASURES:
         m = parse_measure(name).with_defaults(rel=1)
-        a = KERNELS[m.name](dense.head(m.cutoff), m)
-        b = KERNELS[m.name](sparse.head(m.cutoff), m)
+        a = m.spec.kernel(dense.head(m.cutoff), m)
+        b = m.spec.kernel(sparse.head(m.cutoff), m)
         assert a.tobytes() == b.tobytes(), name
-        a = KERNELS[m.name](restrict_to_judged(dense).head(m.cutoff), m)
-        b = KERNELS[m.name](restrict_to_judged(sparse).head(m.cutoff), m)
+        a = m.spec.kernel(restrict_to_judged(dense).head(m.cutoff), m)
+        b = m.spec.kernel(restrict_to_judged(sparse).head(m.cutoff), m)
         assert a.tobytes() == b.tobytes(), f"{name} (judged only)"
 
 
@@ -150,7 +148,7 @@ def test_filtered_join_equals_unfiltered_and_reference(seed, monkeypatch):
     for qid, values in filtered.per_query.items():
         ranking = trec_order(run_map.get(qid, {}))
         for m in filtered.measures:
-            expected = REFERENCES[m.name](ranking, qrels_map[qid], m, max_grade)
+            expected = m.spec.reference(ranking, qrels_map[qid], m, max_grade)
             assert values[str(m)] == pytest.approx(expected, abs=1e-12), (qid, str(m))
 
 

@@ -75,9 +75,19 @@ def test_input_order_does_not_matter_with_trec_ties(data, rnd):
     assert (a.values == b.values).all()
 
 
+def param_values(p):
+    """Valid values of any parameter, from its spec alone (so a new family needs no new strategy)."""
+    if p.choices:
+        return st.sampled_from(p.choices)
+    if p.kind is int:
+        values = st.integers(-2, 10)
+    else:
+        values = st.floats(0.0, 1.0, exclude_min=True, exclude_max=True) | st.floats(-10.0, 10.0)
+    return values.filter(lambda v: p.check is None or p.check(v))
+
+
 def measure_values():
-    def build(spec, cutoff, draw_params):
-        return Measure.make(spec.name, cutoff, **draw_params)
+    """Any measure of any registered family, with or without parameters and a cutoff."""
 
     @st.composite
     def one(draw):
@@ -88,16 +98,8 @@ def measure_values():
             cutoff = draw(st.integers(1, 1000))
         else:
             cutoff = draw(st.none() | st.integers(1, 1000))
-        params = {}
-        for p in spec.params:
-            if draw(st.booleans()):
-                if p.choices:
-                    params[p.name] = draw(st.sampled_from(p.choices))
-                elif p.name == "p":
-                    params[p.name] = draw(st.floats(0.01, 0.99).map(lambda x: round(x, 3)))
-                else:
-                    params[p.name] = draw(st.integers(1, 4))
-        return build(spec, cutoff, params)
+        params = {p.name: draw(param_values(p)) for p in spec.params if draw(st.booleans())}
+        return Measure.make(spec.name, cutoff, **params)
 
     return one()
 

@@ -8,7 +8,14 @@ import click
 
 
 @click.command("measures")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json", "markdown", "docs"]),
+    default="table",
+    show_default=True,
+    help="docs: the reference page docs/measures.md, in Markdown.",
+)
 @click.argument("names", nargs=-1)
 def measures_command(fmt: str, names: tuple[str, ...]) -> None:
     """List every measure with its definition, parameters and aliases.
@@ -18,7 +25,7 @@ def measures_command(fmt: str, names: tuple[str, ...]) -> None:
     \b
     Examples:
       rankgate measures
-      rankgate measures --format markdown > docs/measures.md
+      rankgate measures --format docs > docs/measures.md
       rankgate measures ndcg_cut.10 mrr@10 hit_rate@5
     """
     from rankgate.measures.parse import parse_measure
@@ -27,6 +34,11 @@ def measures_command(fmt: str, names: tuple[str, ...]) -> None:
     if names:
         for n in names:
             click.echo(f"{n}\t{parse_measure(n)}")
+        return
+    if fmt == "docs":
+        from rankgate.measures.docs import markdown
+
+        click.echo(markdown(), nl=False)
         return
     specs = all_specs()
     if fmt == "json":
@@ -49,7 +61,7 @@ def measures_command(fmt: str, names: tuple[str, ...]) -> None:
                 "bounds": [s.bounds[0], None if s.bounds[1] == float("inf") else s.bounds[1]],
                 "aggregate": s.aggregate,
                 "trec_eval": s.trec_eval,
-                "aliases": list(s.aliases),
+                "aliases": list(s.listed_aliases),
                 "examples": list(s.examples),
             }
             for s in specs
@@ -61,7 +73,7 @@ def measures_command(fmt: str, names: tuple[str, ...]) -> None:
         for s in specs:
             params = "; ".join(f"`{p.name}` (default {p.default}): {p.doc}" for p in s.params) or "-"
             examples = ", ".join(f"`{e}`" for e in s.examples)
-            aliases = ", ".join(f"`{a}`" for a in s.aliases) or "-"
+            aliases = ", ".join(f"`{a}`" for a in s.listed_aliases) or "-"
             cells = [examples, s.definition, params, s.trec_eval or "-", aliases]
             lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
         click.echo("\n".join(lines))
@@ -76,5 +88,6 @@ def measures_command(fmt: str, names: tuple[str, ...]) -> None:
     t.add_column("aliases")
     for s in specs:
         params = "\n".join(f"{p.name}={p.default}: {p.doc}" for p in s.params) or "-"
-        t.add_row("\n".join(s.examples), f"[b]{s.summary}[/b]\n{s.definition}", params, "\n".join(s.aliases) or "-")
+        aliases = "\n".join(s.listed_aliases) or "-"
+        t.add_row("\n".join(s.examples), f"[b]{s.summary}[/b]\n{s.definition}", params, aliases)
     Console().print(t)

@@ -27,7 +27,6 @@ from rankgate.evaluation.facts import EvaluationFacts
 from rankgate.evaluation.join import index_in, join
 from rankgate.evaluation.results import Results
 from rankgate.measures.block import RankedBlock, restrict_to_judged
-from rankgate.measures.kernels import KERNELS
 from rankgate.measures.parse import parse_measures
 from rankgate.measures.registry import Measure
 
@@ -119,7 +118,7 @@ def evaluate(
         if judged_only:
             block = restrict_to_judged(block)
         for j, m in enumerate(wanted):
-            values[lo:hi, j] = KERNELS[m.name](block.head(m.cutoff), m)
+            values[lo:hi, j] = m.spec.kernel(block.head(m.cutoff), m)
 
     # queries evaluated and in the run (the missing ones and the run-only ones have warnings of their own)
     evaluated_depths = r.depths[plan.run_index[plan.run_index >= 0]] if r.num_rows else np.zeros(0, np.int64)

@@ -1,4 +1,4 @@
-"""Measures: values, registry, name parser, vectorized kernels and the evaluation driver."""
+"""Measures: values, one registered spec per family (kernel, reference, aliases), the name parser, the kernels."""
 
 from rankgate.measures.parse import parse_measure, parse_measures
 from rankgate.measures.registry import Measure, MeasureSpec, all_specs, get_spec

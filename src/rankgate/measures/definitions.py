@@ -1,14 +1,38 @@
 """The measure families rankgate computes, with their definitions (registered on import).
 
-Notation: ranks start at 1; ``rel(d)`` is true when d's grade >= ``rel``; R is the number
-of relevant judged documents of the query; g(d) is d's grade (0 when unjudged).
+Each family is one entry: what it means, how it is computed (its kernel and its reference
+twin) and how other tools spell it. Notation: ranks start at 1; ``rel(d)`` is true when d's
+grade >= ``rel``; R is the number of relevant judged documents of the query; g(d) is d's
+grade (0 when unjudged).
+
+Adding a family: write its kernel in `rankgate.measures.kernels` and its reference twin in
+`rankgate.measures.reference`, register one `MeasureSpec` here, add a few of its names to the
+measures of ``tests/test_kernels_vs_reference.py``, and regenerate the reference page with
+``rankgate measures --format docs > docs/measures.md``. The parser, the listing, the page and
+the generic tests (aliases, round trip, kernel against reference) read it from the spec.
 """
 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-from rankgate.measures.registry import REL, MeasureSpec, ParamSpec, register
+from rankgate.measures.registry import REL, Alias, LazyFunction, MeasureSpec, ParamSpec, register
+
+if TYPE_CHECKING:
+    from rankgate.measures.kernels import Kernel
+    from rankgate.measures.reference import Reference
+
+
+def kernel(name: str) -> Kernel:
+    """The function ``name`` of `rankgate.measures.kernels`, imported when first called."""
+    return LazyFunction("rankgate.measures.kernels", name)
+
+
+def reference(name: str) -> Reference:
+    """The function ``name`` of `rankgate.measures.reference`, imported when first called."""
+    return LazyFunction("rankgate.measures.reference", name)
+
 
 GAIN = ParamSpec(
     "gain",
@@ -39,10 +63,15 @@ register(
         name="P",
         summary="Precision: fraction of the top k that is relevant",
         definition="P@k = |{relevant docs in top k}| / k (divides by k even when fewer docs were returned)",
+        kernel=kernel("precision"),
+        reference=reference("precision"),
         params=(REL,),
         cutoff="required",
         trec_eval="P_k",
-        aliases=("P_10", "P.10", "precision@10"),
+        aliases=(
+            Alias("P", "trec_eval", ("P_10", "P.10")),
+            Alias("precision", "ranx", ("precision@10",)),
+        ),
         examples=("P@10", "P(rel=2)@5"),
     )
 )
@@ -51,9 +80,14 @@ register(
         name="R",
         summary="Recall: fraction of the relevant docs found in the top k",
         definition="R@k = |{relevant docs in top k}| / R; 0 when R = 0. Without @k: over the whole ranking",
+        kernel=kernel("recall"),
+        reference=reference("recall"),
         params=(REL,),
         trec_eval="recall_k",
-        aliases=("recall_100", "recall.100", "recall@100"),
+        aliases=(
+            Alias("recall", "trec_eval", ("recall_100", "recall.100")),
+            Alias("recall", "ranx", ("recall@100",)),
+        ),
         examples=("R@100", "R@1000"),
     )
 )
@@ -66,9 +100,15 @@ register(
             "ideal ranks every judged doc of the query by grade (truncated at k). Negative grades gain 0. "
             "Ignores 'rel', like trec_eval"
         ),
+        kernel=kernel("ndcg"),
+        reference=reference("ndcg"),
         params=(GAIN,),
         trec_eval="ndcg_cut_k (linear gain); ndcg without @k",
-        aliases=("ndcg_cut_10", "ndcg_cut.10", "ndcg@10", "ndcg_burges@10 (= gain=exp)"),
+        aliases=(
+            Alias("ndcg_cut", "trec_eval", ("ndcg_cut_10", "ndcg_cut.10")),
+            Alias("ndcg", "ranx", ("ndcg@10",)),
+            Alias("ndcg_burges", "ranx", ("ndcg_burges@10",), fixed=(("gain", "exp"),)),
+        ),
         examples=("nDCG@10", "nDCG(gain=exp)@10", "nDCG"),
     )
 )
@@ -77,9 +117,14 @@ register(
         name="RR",
         summary="Reciprocal rank of the first relevant doc",
         definition="RR@k = 1 / rank of the first relevant doc if it is in the top k, else 0. Averaged: MRR",
+        kernel=kernel("reciprocal_rank"),
+        reference=reference("reciprocal_rank"),
         params=(REL,),
         trec_eval="recip_rank (no cutoff)",
-        aliases=("recip_rank", "mrr", "mrr@10"),
+        aliases=(
+            Alias("recip_rank", "trec_eval", ("recip_rank",)),
+            Alias("mrr", "ranx", ("mrr", "mrr@10")),
+        ),
         examples=("RR@10", "RR"),
     )
 )
@@ -91,9 +136,15 @@ register(
             "AP@k = (sum over relevant docs at ranks i <= k of P@i) / R; 0 when R = 0. "
             "Divides by all relevant docs of the query (trec_eval map_cut). Averaged: MAP"
         ),
+        kernel=kernel("average_precision"),
+        reference=reference("average_precision"),
         params=(REL,),
         trec_eval="map; map_cut_k",
-        aliases=("map", "map_cut_100", "map@100"),
+        aliases=(
+            Alias("map", "trec_eval", ("map",)),
+            Alias("map_cut", "trec_eval", ("map_cut_100",)),
+            Alias("map", "ranx", ("map@100",)),
+        ),
         examples=("AP", "AP@100"),
     )
 )
@@ -102,10 +153,18 @@ register(
         name="Rprec",
         summary="Precision at rank R (R-precision)",
         definition="Rprec = |{relevant docs in top R}| / R; 0 when R = 0",
+        kernel=kernel("r_precision"),
+        reference=reference("r_precision"),
         params=(REL,),
         cutoff="none",
         trec_eval="Rprec",
-        aliases=("r-precision", "rprec"),
+        aliases=(
+            Alias("r-precision", "ranx", ("r-precision",)),
+            Alias("rprec", "plain", ("rprec",)),
+            Alias("r-prec", "plain"),
+            Alias("r_prec", "plain"),
+            Alias("r_precision", "plain"),
+        ),
         examples=("Rprec",),
     )
 )
@@ -114,10 +173,17 @@ register(
         name="Success",
         summary="1 if any relevant doc is in the top k, else 0 (hit rate)",
         definition="Success@k = 1 if |{relevant docs in top k}| > 0 else 0",
+        kernel=kernel("success"),
+        reference=reference("success"),
         params=(REL,),
         cutoff="required",
         trec_eval="success_k",
-        aliases=("success_5", "success.5", "hit_rate@5", "hit@5"),
+        aliases=(
+            Alias("success", "trec_eval", ("success_5", "success.5")),
+            Alias("hit_rate", "ranx", ("hit_rate@5",)),
+            Alias("hit", "plain", ("hit@5",)),
+            Alias("hitrate", "plain"),
+        ),
         examples=("Success@5",),
     )
 )
@@ -129,8 +195,10 @@ register(
             "Judged@k = |{docs in top k with a grade >= 0}| / min(k, docs returned); 0 when nothing was "
             "returned. Grades < 0 count as unjudged (trec_eval's pooled-but-unjudged convention)"
         ),
+        kernel=kernel("judged"),
+        reference=reference("judged"),
         cutoff="required",
-        aliases=("judged@10",),
+        aliases=(Alias("judged", "plain", ("judged@10",)),),
         examples=("Judged@10",),
     )
 )
@@ -143,10 +211,12 @@ register(
             "(1 - min(n_r, R) / min(R, N)), n_r = judged non-relevant docs ranked above r, "
             "N = judged non-relevant docs of the query; unjudged and negative grades are ignored"
         ),
+        kernel=kernel("bpref"),
+        reference=reference("bpref"),
         params=(REL,),
         cutoff="none",
         trec_eval="bpref",
-        aliases=("bpref",),
+        aliases=(Alias("bpref", "trec_eval", ("bpref",)),),
         examples=("Bpref",),
     )
 )
@@ -155,12 +225,14 @@ register(
         name="NumRel",
         summary="Number of relevant judged docs of the query (summed over queries)",
         definition="NumRel = R",
+        kernel=kernel("num_rel"),
+        reference=reference("num_rel"),
         params=(REL,),
         cutoff="none",
         bounds=(0.0, math.inf),
         aggregate="sum",
         trec_eval="num_rel",
-        aliases=("num_rel",),
+        aliases=(Alias("num_rel", "trec_eval", ("num_rel",)),),
         examples=("NumRel",),
     )
 )
@@ -169,10 +241,12 @@ register(
         name="NumRet",
         summary="Number of docs retrieved (summed over queries)",
         definition="NumRet = number of docs in the ranking (in the top k with @k)",
+        kernel=kernel("num_ret"),
+        reference=reference("num_ret"),
         bounds=(0.0, math.inf),
         aggregate="sum",
         trec_eval="num_ret",
-        aliases=("num_ret",),
+        aliases=(Alias("num_ret", "trec_eval", ("num_ret",)),),
         examples=("NumRet", "NumRet@100"),
     )
 )
@@ -181,11 +255,16 @@ register(
         name="NumRelRet",
         summary="Number of relevant docs retrieved (summed over queries)",
         definition="NumRelRet = number of relevant docs in the ranking (in the top k with @k)",
+        kernel=kernel("num_rel_ret"),
+        reference=reference("num_rel_ret"),
         params=(REL,),
         bounds=(0.0, math.inf),
         aggregate="sum",
         trec_eval="num_rel_ret",
-        aliases=("num_rel_ret", "hits@10"),
+        aliases=(
+            Alias("num_rel_ret", "trec_eval", ("num_rel_ret",)),
+            Alias("hits", "ranx", ("hits@10",)),
+        ),
         examples=("NumRelRet", "NumRelRet@10"),
     )
 )
@@ -194,8 +273,10 @@ register(
         name="RBP",
         summary="Rank-biased precision (Moffat & Zobel 2008), binary relevance",
         definition="RBP = (1 - p) * sum over ranks i (<= k with @k) of [rel(d_i)] * p^(i-1)",
+        kernel=kernel("rank_biased_precision"),
+        reference=reference("rank_biased_precision"),
         params=(PERSISTENCE, REL),
-        aliases=("rbp.80 (p=0.8)",),
+        aliases=(Alias("rbp", "ranx", ("rbp.80",), dot_param="p"),),
         examples=("RBP", "RBP(p=0.95)", "RBP(p=0.5)@10"),
     )
 )
@@ -208,8 +289,10 @@ register(
             "R_i = (2^g_i - 1) / 2^gmax; gmax = max_grade, or the largest grade in the qrels when 0. "
             "Negative grades count as 0"
         ),
+        kernel=kernel("expected_reciprocal_rank"),
+        reference=reference("expected_reciprocal_rank"),
         params=(MAX_GRADE,),
-        aliases=("err@10",),
+        aliases=(Alias("err", "plain", ("err@10",)),),
         examples=("ERR@10", "ERR(max_grade=4)@20"),
     )
 )

@@ -2,7 +2,8 @@
 
 Each kernel maps ``(block, measure)`` to a float64 array with one value per query of the
 block. `rankgate.measures.reference` holds the slow, obviously-right twin of each, and the
-tests check that the two agree.
+tests check that the two agree. Each family's `MeasureSpec` (in `rankgate.measures.definitions`)
+names its kernel and its twin.
 """
 
 from __future__ import annotations
@@ -160,21 +161,3 @@ def _segment_exclusive_cumprod(b: RankedBlock, values: np.ndarray, limit: int | 
         running[active] *= values[idx - 1]
         out[idx] = running[active]
     return out
-
-
-KERNELS: dict[str, Kernel] = {
-    "P": precision,
-    "R": recall,
-    "nDCG": ndcg,
-    "RR": reciprocal_rank,
-    "AP": average_precision,
-    "Rprec": r_precision,
-    "Success": success,
-    "Judged": judged,
-    "Bpref": bpref,
-    "NumRel": num_rel,
-    "NumRet": num_ret,
-    "NumRelRet": num_rel_ret,
-    "RBP": rank_biased_precision,
-    "ERR": expected_reciprocal_rank,
-}

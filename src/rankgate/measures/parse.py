@@ -13,51 +13,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from rankgate.errors import MeasureError
-from rankgate.measures.registry import Measure, all_specs
+from rankgate.measures.registry import Measure, Reading, all_specs, all_words, reading
 
-# Lower-cased family words users type -> (family, fixed parameters).
-_FAMILY_WORDS: dict[str, tuple[str, dict[str, Any]]] = {
-    "p": ("P", {}),
-    "precision": ("P", {}),
-    "r": ("R", {}),
-    "recall": ("R", {}),
-    "ndcg": ("nDCG", {}),
-    "ndcg_cut": ("nDCG", {}),
-    "ndcg_burges": ("nDCG", {"gain": "exp"}),
-    "rr": ("RR", {}),
-    "mrr": ("RR", {}),
-    "recip_rank": ("RR", {}),
-    "ap": ("AP", {}),
-    "map": ("AP", {}),
-    "map_cut": ("AP", {}),
-    "rprec": ("Rprec", {}),
-    "r-prec": ("Rprec", {}),
-    "r_prec": ("Rprec", {}),
-    "r-precision": ("Rprec", {}),
-    "r_precision": ("Rprec", {}),
-    "success": ("Success", {}),
-    "hit_rate": ("Success", {}),
-    "hitrate": ("Success", {}),
-    "hit": ("Success", {}),
-    "judged": ("Judged", {}),
-    "bpref": ("Bpref", {}),
-    "numrel": ("NumRel", {}),
-    "num_rel": ("NumRel", {}),
-    "numret": ("NumRet", {}),
-    "num_ret": ("NumRet", {}),
-    "numrelret": ("NumRelRet", {}),
-    "num_rel_ret": ("NumRelRet", {}),
-    "hits": ("NumRelRet", {}),
-    "rbp": ("RBP", {}),
-    "err": ("ERR", {}),
-}
-
-# trec_eval / pytrec_eval style: "ndcg_cut.10", "ndcg_cut_10", "P_5", "recall.100".
-_TREC_CUT = re.compile(r"^(?P<fam>[A-Za-z_\-]+?)[._](?P<k>\d+)$")
-# ranx style RBP: "rbp.95" means p = 0.95.
-_RANX_RBP = re.compile(r"^rbp\.(?P<p>\d+)$", re.IGNORECASE)
-# plain words: "recall@10", "mrr@10", "hit_rate@5"; any case.
-_WORD_AT = re.compile(r"^(?P<fam>[A-Za-z_\-]+)@(?P<k>\d+)$")
+# An alias with a number: "ndcg_cut.10", "P_5", "mrr@10", "rbp.95"; any case. The family word
+# is the shortest prefix before the number, so "map_cut_100" reads as map_cut + 100.
+_WORD_NUMBER = re.compile(r"^(?P<word>[A-Za-z_\-]+?)(?P<sep>[._@])(?P<digits>\d+)$")
 
 
 def parse_measure(text: str | Measure) -> Measure:
@@ -91,29 +51,25 @@ def parse_measures(texts: Iterable[str | Measure]) -> list[Measure]:
     return out
 
 
-def _family(word: str, original: str) -> tuple[str, dict[str, Any]]:
-    for spec in all_specs():
-        if spec.name == word:
-            return spec.name, {}
-    found = _FAMILY_WORDS.get(word.lower())
+def _family(word: str, original: str) -> Reading:
+    found = reading(word)
     if found is None:
         raise MeasureError(f"Unknown measure {original!r}. {_suggest(word)}")
     return found
 
 
 def _parse_alias(name: str) -> Measure | None:
-    m = _RANX_RBP.match(name)
-    if m:
-        digits = m.group("p")
-        return Measure.make("RBP", p=int(digits) / 10 ** len(digits))
-    for pattern in (_WORD_AT, _TREC_CUT):
-        m = pattern.match(name)
-        if m and (m.group("fam").lower() in _FAMILY_WORDS or m.group("fam") in _canonical_names()):
-            fam, fixed = _family(m.group("fam"), name)
-            return Measure.make(fam, int(m.group("k")), **fixed)
-    if name.lower() in _FAMILY_WORDS and name not in _canonical_names():
-        fam, fixed = _FAMILY_WORDS[name.lower()]
-        return Measure.make(fam, None, **fixed)
+    m = _WORD_NUMBER.match(name)
+    if m and (found := reading(m.group("word"))) is not None:
+        digits = m.group("digits")
+        fixed = dict(found.fixed)
+        if m.group("sep") == "." and found.dot_param is not None:
+            fixed[found.dot_param] = int(digits) / 10 ** len(digits)  # ranx: rbp.95 is p = 0.95
+            return Measure.make(found.family, None, **fixed)
+        return Measure.make(found.family, int(digits), **fixed)
+    found = reading(name)
+    if found is not None and name not in _canonical_names():
+        return Measure.make(found.family, None, **dict(found.fixed))
     return None
 
 
@@ -140,7 +96,7 @@ def _parse_canonical(name: str, *, original: str) -> Measure:
     head = call.func if call is not None else tree
     if not isinstance(head, ast.Name):
         raise MeasureError(f"Cannot parse measure {original!r}. Expected a name such as 'nDCG@10' or 'P(rel=2)@5'.")
-    fam, fixed = _family(head.id, original)
+    found = _family(head.id, original)
     params: dict[str, Any] = {}
     if call is not None:
         if call.args:
@@ -151,8 +107,8 @@ def _parse_canonical(name: str, *, original: str) -> Measure:
             if kw.arg in params:
                 raise MeasureError(f"The parameter {kw.arg!r} is given twice in {original!r}.")
             params[kw.arg] = _literal(kw.value, original)
-    merged = {**fixed, **params}
-    return Measure.make(fam, cutoff, **merged)
+    merged = {**dict(found.fixed), **params}
+    return Measure.make(found.family, cutoff, **merged)
 
 
 def _literal(node: ast.expr, original: str) -> Any:
@@ -170,7 +126,7 @@ def _literal(node: ast.expr, original: str) -> Any:
 def _suggest(word: str) -> str:
     import difflib
 
-    names = sorted(_canonical_names() | set(_FAMILY_WORDS))
+    names = sorted(_canonical_names() | set(all_words()))
     close = difflib.get_close_matches(word, names, n=3, cutoff=0.6)
     close += [n for n in names if n.lower() == word.lower() and n not in close]
     hint = f"Did you mean {', '.join(repr(c) for c in close)}? " if close else ""

@@ -137,21 +137,3 @@ def expected_reciprocal_rank(ranking, judgments, m, max_grade):  # type: ignore[
         total += reach * stop / i
         reach *= 1.0 - stop
     return total
-
-
-REFERENCES: dict[str, Reference] = {
-    "P": precision,
-    "R": recall,
-    "nDCG": ndcg,
-    "RR": reciprocal_rank,
-    "AP": average_precision,
-    "Rprec": r_precision,
-    "Success": success,
-    "Judged": judged,
-    "Bpref": bpref,
-    "NumRel": num_rel,
-    "NumRet": num_ret,
-    "NumRelRet": num_rel_ret,
-    "RBP": rank_biased_precision,
-    "ERR": expected_reciprocal_rank,
-}

@@ -2,18 +2,26 @@
 
 A `Measure` is an immutable value (family, parameters, cutoff). ``str(m)`` is its canonical
 name, the key used everywhere (JSON, store, gates, comments); `parse_measure` reads it back.
-Each family's `MeasureSpec` carries what the CLI listing, the docs and the generic tests
-need: definition, parameters, cutoff rule, direction, bounds and aggregation.
+Each family's `MeasureSpec` is the one entry that says everything about it: definition,
+parameters, cutoff rule, direction, bounds, aggregation, its vectorized kernel, its reference
+implementation and the other tools' names for it (`Alias`), which the parser reads. Adding a
+family is one `register` call in `rankgate.measures.definitions`.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from rankgate.errors import MeasureError
+
+if TYPE_CHECKING:
+    from rankgate.measures.kernels import Kernel
+    from rankgate.measures.reference import Reference
 
 ParamValue = int | float | str
 
@@ -62,20 +70,97 @@ REL = ParamSpec(
 
 
 @dataclass(frozen=True)
+class LazyFunction:
+    """A function named by its module and name, imported on the first call.
+
+    A spec names its kernel and its reference this way so that reading the registry (to parse
+    a name, to list the measures) stays light: the kernels import numpy, whose import would
+    about double the time ``rankgate measures`` takes.
+
+    >>> LazyFunction("math", "hypot")(3.0, 4.0)
+    5.0
+    """
+
+    module: str
+    name: str
+
+    @property
+    def function(self) -> Callable[..., Any]:
+        """The function itself (imports its module)."""
+        return _resolve(self.module, self.name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return _resolve(self.module, self.name)(*args, **kwargs)
+
+
+@functools.cache
+def _resolve(module: str, name: str) -> Callable[..., Any]:
+    function: Callable[..., Any] = getattr(importlib.import_module(module), name)
+    return function
+
+
+AliasSource = Literal["trec_eval", "ranx", "plain"]
+
+
+@dataclass(frozen=True)
+class Alias:
+    """Another spelling of a measure family: a word from trec_eval, ranx or plain English.
+
+    The word is read in any case, alone (``map``) or followed by a number: ``word@k``,
+    ``word.k`` and ``word_k`` set the cutoff (``ndcg_cut.10``, ``mrr@10``, ``P_5``), except
+    that ``word.digits`` sets the parameter ``dot_param`` to the decimal fraction the digits
+    spell when it is given (ranx: ``rbp.95`` is ``RBP(p=0.95)``).
+
+    Attributes:
+        word: the word, e.g. ``ndcg_cut``.
+        source: who spells it so, for the docs.
+        listed: full names shown in the listing (``rankgate measures``), e.g. ``ndcg_cut.10``;
+            each must parse to this family (a test checks it). Empty: accepted, not listed.
+        fixed: parameters the word sets, e.g. ``(("gain", "exp"),)`` for ``ndcg_burges``.
+        dot_param: the parameter that ``word.digits`` sets, if not the cutoff.
+    """
+
+    word: str
+    source: AliasSource
+    listed: tuple[str, ...] = ()
+    fixed: tuple[tuple[str, ParamValue], ...] = ()
+    dot_param: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class MeasureSpec:
-    """What a measure family is: its definition, parameters and conventions."""
+    """One measure family: its definition and conventions, how it is computed, how it is spelled.
+
+    Attributes:
+        name: the canonical family name, e.g. ``nDCG``; also read in any case.
+        summary: one line for listings.
+        definition: the exact definition, with its edge cases.
+        kernel: the vectorized kernel (a function of `rankgate.measures.kernels`), all queries of
+            a block at once.
+        reference: its slow, obviously-right twin (a function of `rankgate.measures.reference`),
+            one query at a time; the tests check that the two agree.
+        params: the parameters the family takes.
+        cutoff: whether ``@k`` is forbidden, optional or required.
+        higher_is_better: the direction of improvement.
+        bounds: the range of a per-query value.
+        aggregate: how per-query values combine into one number.
+        trec_eval: trec_eval's name for it, for the docs ("" when trec_eval has none).
+        aliases: the other spellings the parser reads.
+        examples: canonical names, for listings; each parses back to itself.
+    """
 
     name: str
     summary: str
     definition: str
+    kernel: Kernel
+    reference: Reference
     params: tuple[ParamSpec, ...] = ()
     cutoff: Literal["none", "optional", "required"] = "optional"
     higher_is_better: bool = True
     bounds: tuple[float, float] = (0.0, 1.0)
     aggregate: Literal["mean", "sum"] = "mean"
-    empty_value: float = 0.0
     trec_eval: str = ""
-    aliases: tuple[str, ...] = ()
+    aliases: tuple[Alias, ...] = ()
     examples: tuple[str, ...] = ()
 
     def param(self, name: str) -> ParamSpec:
@@ -83,6 +168,16 @@ class MeasureSpec:
             if p.name == name:
                 return p
         raise KeyError(name)
+
+    @property
+    def listed_aliases(self) -> tuple[str, ...]:
+        """The alias names shown in listings, in order."""
+        return tuple(name for alias in self.aliases for name in alias.listed)
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        """Every word the parser reads as this family, lower-cased: its name and its aliases' words."""
+        return tuple(dict.fromkeys([self.name.lower(), *(a.word.lower() for a in self.aliases)]))
 
 
 @dataclass(frozen=True, order=True)
@@ -158,14 +253,54 @@ def _fmt(value: ParamValue) -> str:
     return str(value)
 
 
+@dataclass(frozen=True)
+class Reading:
+    """How the parser reads one word: the family, the parameters it fixes, what ``word.digits`` sets."""
+
+    family: str
+    fixed: tuple[tuple[str, ParamValue], ...] = ()
+    dot_param: str | None = None
+
+
 _REGISTRY: dict[str, MeasureSpec] = {}
+_WORDS: dict[str, Reading] = {}  # lower-cased word -> reading, built from the specs' aliases
 
 
 def register(spec: MeasureSpec) -> MeasureSpec:
+    """Add a family; its name and aliases become words the parser reads.
+
+    Raises:
+        ValueError: the family is registered twice, or one of its words already reads differently.
+    """
     if spec.name in _REGISTRY:
         raise ValueError(f"measure {spec.name} registered twice")
+    readings = {spec.name.lower(): Reading(spec.name)}
+    for alias in spec.aliases:
+        meaning = Reading(spec.name, alias.fixed, alias.dot_param)
+        word = alias.word.lower()
+        # A word may be listed twice (trec_eval's and ranx's map) with one meaning; an alias of
+        # the family's own name may add what word.digits sets (ranx's rbp.95).
+        if readings.get(word, meaning) != meaning and word != spec.name.lower():
+            raise ValueError(f"alias {alias.word!r} of {spec.name} is given two meanings")
+        readings[word] = meaning
+    for word, meaning in readings.items():
+        if word in _WORDS and _WORDS[word] != meaning:
+            raise ValueError(f"alias {word!r} of {spec.name} already reads as {_WORDS[word].family}")
     _REGISTRY[spec.name] = spec
+    _WORDS.update(readings)
     return spec
+
+
+def reading(word: str) -> Reading | None:
+    """How the parser reads ``word`` (any case), or None when no family uses it."""
+    _ensure_loaded()
+    return _WORDS.get(word.lower())
+
+
+def all_words() -> list[str]:
+    """Every lower-cased word the parser reads as a family name."""
+    _ensure_loaded()
+    return list(_WORDS)
 
 
 def get_spec(name: str) -> MeasureSpec:

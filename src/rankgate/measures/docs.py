@@ -1,0 +1,149 @@
+"""The measures reference page (``docs/measures.md``), written from the registry.
+
+The page is generated, never edited by hand: ``rankgate measures --format docs`` prints it,
+and a test fails when the committed file differs from what `markdown` returns.
+
+>>> page = markdown()
+>>> page.startswith("# Measures")
+True
+>>> "| `ndcg_cut.10` | trec_eval | `nDCG@10` |" in page
+True
+"""
+
+from __future__ import annotations
+
+import math
+
+from rankgate.errors import MeasureError
+from rankgate.measures.parse import parse_measure
+from rankgate.measures.registry import Alias, MeasureSpec, ParamSpec, all_specs
+
+COMMAND = "rankgate measures --format docs > docs/measures.md"
+
+SOURCES = {"trec_eval": "trec_eval", "ranx": "ranx", "plain": "plain word"}
+
+CUTOFF_RULES = {
+    "required": "Required: `{name}@k`",
+    "optional": "Optional: `{name}@k` counts the top k only, `{name}` the whole ranking",
+    "none": "None: `{name}` always reads the whole ranking",
+}
+
+INTRO = """\
+Every measure rankgate computes, with its exact definition, its parameters and the names other
+tools give it. `rankgate measures` prints the same registry as a table or as JSON, and
+`rankgate measures NAME...` shows how each name is read.
+
+This page is generated from the measure registry (`rankgate.measures`); do not edit it by
+hand. To update it, run:
+
+```
+{command}
+```"""
+
+NAMES = """\
+## Names
+
+A measure is written `Family(param=value,...)@k`: `nDCG@10`, `P(rel=2)@5`,
+`RBP(p=0.95)@100`. Parameters left at their default are dropped from the name, so one measure
+has one name (`P(rel=1)@5` is `P@5`); that name is the key in every output (JSON, CSV, the
+store, gates, comments). Names are parsed, never evaluated as code.
+
+The parser also reads other tools' names. A family's name is read in any case (`ndcg@10`,
+`MAP`), and so is every alias word below. An alias word followed by a number sets the
+cutoff, written `word@k` (ranx), `word.k` or `word_k` (trec_eval, pytrec_eval): `ndcg_cut.10`,
+`P_5`, `mrr@10` and `map_cut_100` are `nDCG@10`, `P@5`, `RR@10` and `AP@100`. The one
+exception is ranx's RBP: in `rbp.95` the digits are the persistence, `RBP(p=0.95)`."""
+
+SEMANTICS = """\
+## Conventions shared by every measure
+
+- **Ranking order.** Documents are ordered by score, descending; the rank column of a TREC run
+  is ignored. Equal scores are ordered by doc id **descending**, compared byte-wise, like
+  trec_eval; `ties="input"` (`--ties input`) keeps the input order among equal scores instead.
+- **Relevance.** A judged document with grade >= `rel` (default 1) is relevant for the binary
+  measures. Grade 0 is judged non-relevant, and so are grades < 0, except for Judged@k and
+  Bpref, which treat grades < 0 as unjudged (trec_eval's "pooled but unjudged").
+- **nDCG** uses the grade itself as gain (linear gain, trec_eval's choice) and ignores `rel`;
+  `nDCG(gain=exp)` uses 2^g - 1 (Burges, ranx's `ndcg_burges`). Negative grades gain 0. The
+  ideal ranking holds every judged document of the query, truncated at the cutoff.
+- **AP@k divides by all relevant documents** of the query (R), not by min(R, k), like
+  trec_eval's `map_cut_k`.
+- **P@k divides by k**, even when the run returned fewer than k documents.
+- **Queries.** A query with judgments but missing from the run scores 0 (trec_eval `-c`);
+  `queries="intersection"` averages only the queries in both. Counts (NumRel, NumRet,
+  NumRelRet) are summed over queries, every other measure is averaged."""
+
+
+def markdown() -> str:
+    """The whole reference page, as Markdown."""
+    specs = all_specs()
+    parts = [
+        "# Measures",
+        INTRO.format(command=COMMAND),
+        _overview(specs),
+        NAMES,
+        SEMANTICS,
+        "## Families",
+        *(_family(spec) for spec in specs),
+    ]
+    return "\n\n".join(parts) + "\n"
+
+
+def _overview(specs: list[MeasureSpec]) -> str:
+    rows = ["| family | what it measures | cutoff | aggregation | examples |", "|---|---|---|---|---|"]
+    for s in specs:
+        examples = ", ".join(f"`{e}`" for e in s.examples)
+        rows.append(f"| [{s.name}](#{s.name.lower()}) | {_cell(s.summary)} | {s.cutoff} | {s.aggregate} | {examples} |")
+    return "\n".join(rows)
+
+
+def _family(spec: MeasureSpec) -> str:
+    facts = [
+        f"- **Definition.** {spec.definition}.",
+        f"- **Cutoff.** {CUTOFF_RULES[spec.cutoff].format(name=spec.name)}.",
+        f"- **Direction.** {'Higher' if spec.higher_is_better else 'Lower'} is better.",
+        f"- **Bounds.** {_bounds(spec.bounds)}.",
+        f"- **Aggregation.** {spec.aggregate.capitalize()} over queries.",
+        f"- **trec_eval.** {spec.trec_eval or 'no equivalent'}.",
+        f"- **Examples.** {', '.join(f'`{e}`' for e in spec.examples)}.",
+    ]
+    parts = [f"### {spec.name}", spec.summary + ".", "\n".join(facts)]
+    if spec.params:
+        parts.append(_params(spec.params))
+    parts.append(_aliases(spec))
+    return "\n\n".join(parts)
+
+
+def _params(params: tuple[ParamSpec, ...]) -> str:
+    rows = ["| parameter | default | meaning | values |", "|---|---|---|---|"]
+    for p in params:
+        values = ", ".join(p.choices) if p.choices else f"{'int' if p.kind is int else 'number'}{p.requirement}"
+        rows.append(f"| `{p.name}` | `{p.default}` | {_cell(p.doc)} | {_cell(values)} |")
+    return "\n".join(rows)
+
+
+def _aliases(spec: MeasureSpec) -> str:
+    spelled = [(name, SOURCES[a.source], a) for a in spec.aliases for name in a.listed or (a.word,)]
+    if spec.name.lower() not in {name for name, _, _ in spelled}:  # else the alias row says it (bpref)
+        spelled.insert(0, (spec.name.lower(), "family name, any case", Alias(spec.name.lower(), "plain")))
+    rows = ["| alias | from | reads as |", "|---|---|---|"]
+    rows.extend(f"| `{name}` | {source} | `{_reading(spec, alias, name)}` |" for name, source, alias in spelled)
+    return "\n".join(rows)
+
+
+def _reading(spec: MeasureSpec, alias: Alias, name: str) -> str:
+    """What ``name`` parses to; for a bare word that needs a cutoff, the family with ``@k``."""
+    try:
+        return str(parse_measure(name))
+    except MeasureError:
+        fixed = ",".join(f"{k}={v}" for k, v in alias.fixed)
+        return f"{spec.name}({fixed})@k" if fixed else f"{spec.name}@k"
+
+
+def _bounds(bounds: tuple[float, float]) -> str:
+    low, high = bounds
+    return f"{low:g} and up (unbounded)" if math.isinf(high) else f"{low:g} to {high:g}"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
