@@ -28,7 +28,7 @@ DEMO_TABLE = read_qrels(QRELS).to_arrow()
 POSTGRES_URL = "postgresql://u@127.0.0.1:5432/db"
 # Sites that still raise their own BackendError (the message names the extra, the type is not yet
 # MissingExtraError): label/llm.py's _httpx and evaluation/engines/ray_cluster.py's ray_module.
-NOT_YET_ROUTED = frozenset({"label", "ray"})
+NOT_YET_ROUTED = frozenset({"ray"})
 # Commands that print something before they find the extra missing: `label` prints its cost
 # estimate first (cli/label_cmd.py could check the judge's extra before the estimate).
 TALKS_FIRST = frozenset({"label"})
