@@ -27,11 +27,8 @@ QRELS, RUN = str(demo_qrels_path()), str(demo_run_path("bm25"))
 DEMO_TABLE = read_qrels(QRELS).to_arrow()
 POSTGRES_URL = "postgresql://u@127.0.0.1:5432/db"
 # Sites that still raise their own BackendError (the message names the extra, the type is not yet
-# MissingExtraError): label/llm.py's _httpx and evaluation/engines/ray_cluster.py's ray_module.
+# MissingExtraError): evaluation/engines/ray_cluster.py's ray_module.
 NOT_YET_ROUTED = frozenset({"ray"})
-# Commands that print something before they find the extra missing: `label` prints its cost
-# estimate first (cli/label_cmd.py could check the judge's extra before the estimate).
-TALKS_FIRST = frozenset({"label"})
 
 
 def _to_frame(backend: str) -> Callable[[Path], Any]:
@@ -138,9 +135,6 @@ def test_a_missing_extra_is_one_line_from_the_cli(
     code, _, err = invoke(capsys, *(arg.replace("TMP", str(tmp_path)) for arg in case.cli))
     assert code == 2, err
     lines = err.strip().splitlines()
-    if case.extra in TALKS_FIRST:
-        lines = [line for line in lines if line.startswith("rankgate: error:")]
-        assert err.strip().endswith(lines[-1]), err
     assert len(lines) == 1 and f"rankgate[{case.extra}]" in lines[0], err
     assert "Traceback" not in err
 

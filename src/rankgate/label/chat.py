@@ -132,6 +132,8 @@ class ChatClient:
             raise ConfigError("a model name is required", key_path="model")
         if max_retries < 0 or timeout <= 0 or backoff < 0 or max_tokens < 1:
             raise ConfigError("max_retries >= 0, timeout > 0, backoff >= 0 and max_tokens >= 1 are required")
+        if transport is None:  # fail before the caller prints a cost estimate, not at the first request
+            require("httpx", "label")
         self.base_url = base_url.rstrip("/")
         self.model = model
         self._key = api_key
