@@ -178,7 +178,7 @@ class _Rules:
         if text_key is None and not title:
             raise place.error(f"{self.what} {key!r} has no 'text' field", shown)
         if self.what == "query":  # a query's title is its text only when it has none
-            return key, (body if text_key is not None else title or "").strip()
+            return key, ((body or "") if text_key is not None else title or "").strip()
         return key, self.joiner.join(part for part in ((title or "").strip(), (body or "").strip()) if part)
 
 
