@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from rankgate.errors import InputError
 from rankgate.io.rows import INVALID_JSON, JsonWording, Line, json_document, json_lines, json_shape, numbered_lines
@@ -129,9 +129,11 @@ def _entries(
         yield from _tsv_entries(lines, source)
 
 
-@dataclass(frozen=True)
-class _Place:
-    """Where an entry is: a line of a JSONL/TSV file, an item of a JSON list, or a key of a JSON object."""
+class _Place(NamedTuple):
+    """Where an entry is: a line of a JSONL/TSV file, an item of a JSON list, or a key of a JSON object.
+
+    A named tuple, not a dataclass: one is made per entry, and a corpus has millions.
+    """
 
     source: str
     line: int | None = None
@@ -160,26 +162,28 @@ class _Rules:
     joiner: str
 
     def entry(self, row: Any, place: _Place) -> tuple[str, str]:
-        shown = repr(row)
         if not isinstance(row, dict):
-            raise place.error("expected a JSON object with '_id' and 'text'", shown)
-        raw_id = next((row[k] for k in ID_KEYS if row.get(k) is not None), None)
+            raise place.error("expected a JSON object with '_id' and 'text'", repr(row))
+        raw_id = row.get("_id")
+        if raw_id is None:  # BEIR's name first: the others are the rare case
+            raw_id = next((row[k] for k in ID_KEYS if row.get(k) is not None), None)
         if raw_id is None or isinstance(raw_id, dict | list | bool):
-            raise place.error(f"{self.what} has no '_id' (or 'id') field", shown)
+            raise place.error(f"{self.what} has no '_id' (or 'id') field", repr(row))
         key = str(raw_id).strip()
         if not key:
-            raise place.error(f"{self.what} id is empty", shown)
-        text_key = next((k for k in TEXT_KEYS if k in row), None)
+            raise place.error(f"{self.what} id is empty", repr(row))
+        text_key = "text" if "text" in row else next((k for k in TEXT_KEYS if k in row), None)
         body = row[text_key] if text_key is not None else None
         title = row.get("title")
-        for name, value in (("text", body), ("title", title)):
-            if value is not None and not isinstance(value, str):
-                raise place.error(f"{self.what} {key!r}: '{name}' must be a string", shown)
+        wrong = "text" if not isinstance(body, str | None) else "title" if not isinstance(title, str | None) else None
+        if wrong is not None:
+            raise place.error(f"{self.what} {key!r}: '{wrong}' must be a string", repr(row))
         if text_key is None and not title:
-            raise place.error(f"{self.what} {key!r} has no 'text' field", shown)
+            raise place.error(f"{self.what} {key!r} has no 'text' field", repr(row))
         if self.what == "query":  # a query's title is its text only when it has none
             return key, ((body or "") if text_key is not None else title or "").strip()
-        return key, self.joiner.join(part for part in ((title or "").strip(), (body or "").strip()) if part)
+        head, tail = (title or "").strip(), (body or "").strip()
+        return key, head + self.joiner + tail if head and tail else head or tail
 
 
 def _json_entries(value: Any, source: str, rules: _Rules) -> Iterator[tuple[_Place, tuple[str, str]]]:
