@@ -64,6 +64,8 @@ def _from_table(lines: Iterable[Line], source: str) -> dict[str, dict[str, str]]
         raise InputError(f"no query id column (expected one of {', '.join(ID_KEYS)})", source=source, line=1)
     out: dict[str, dict[str, str]] = {}
     for number, row in rows:
+        if None in row:  # csv puts fields past the header's under None
+            raise InputError(f"more fields than the header's {len(header)}", source=source, line=number)
         clean = {(k or "").strip(): (v or "").strip() for k, v in row.items()}
         qid = clean.get(id_field, "")
         if not qid:
