@@ -19,7 +19,6 @@ judgments are searched (as BEIR does); a document's text is its title and body j
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,9 +26,8 @@ from typing import Any
 
 from rankgate.core.qrels import Qrels
 from rankgate.errors import InputError
-
-ID_KEYS = ("_id", "id", "doc_id", "docid", "query_id", "qid")
-TEXT_KEYS = ("text", "contents", "content", "body", "query")
+from rankgate.io.rows import JsonWording
+from rankgate.io.texts import iter_texts
 
 
 @dataclass
@@ -95,8 +93,8 @@ def load_dataset(spec: str | os.PathLike[str], *, split: str = "test") -> Datase
             "demo",
             str(folder),
             "demo",
-            _read_jsonl_records(folder / "corpus.jsonl", kind="document"),
-            _read_jsonl_records(folder / "queries.jsonl", kind="query"),
+            _records(folder / "corpus.jsonl", kind="document", format="jsonl"),
+            _records(folder / "queries.jsonl", kind="query", format="jsonl"),
             _read_qrels(folder / "qrels.txt"),
             None,
         )
@@ -116,8 +114,8 @@ def load_dataset(spec: str | os.PathLike[str], *, split: str = "test") -> Datase
             folder.name,
             str(folder),
             "beir",
-            _read_jsonl_records(corpus, kind="document"),
-            _read_jsonl_records(_required(folder, ("queries.jsonl", "queries.jsonl.gz")), kind="query"),
+            _records(corpus, kind="document", format="jsonl"),
+            _records(_required(folder, ("queries.jsonl", "queries.jsonl.gz")), kind="query", format="jsonl"),
             _read_qrels(qrels_path),
             split if qrels_path.parent.name == "qrels" else None,
         )
@@ -127,8 +125,8 @@ def load_dataset(spec: str | os.PathLike[str], *, split: str = "test") -> Datase
             folder.name,
             str(folder),
             "json",
-            _read_json_records(corpus, kind="document"),
-            _read_json_records(_required(folder, ("queries.json",)), kind="query"),
+            _records(corpus, kind="document", format="json"),
+            _records(_required(folder, ("queries.json",)), kind="query", format="json"),
             _read_qrels(_required(folder, ("ground_truth.json",))),
             None,
         )
@@ -222,102 +220,10 @@ def _beir_qrels(folder: Path, split: str) -> Path:
 
 
 # -- records ----------------------------------------------------------------------------------
-def _read_jsonl_records(path: Path, *, kind: str) -> list[tuple[str, str]]:
-    from rankgate.io.source import read_bytes
-
-    data = read_bytes(path)
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        bad_line = data[: e.start].count(b"\n") + 1
-        raise InputError("not UTF-8 text", source=str(path), line=bad_line) from None
-    out: list[tuple[str, str]] = []
-    seen: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputError(f"not a JSON object ({e.msg})", source=str(path), line=number, text=line) from None
-        record = _record(row, kind, str(path), number, line)
-        _check_unique(record[0], seen, kind, str(path), number)
-        out.append(record)
-    return out
+# Messages the BEIR and JSON layouts have always given for a syntax error.
+_WORDING = JsonWording(line="not a JSON object ({msg})", document="not valid JSON ({msg}, column {col})")
 
 
-def _read_json_records(path: Path, *, kind: str) -> list[tuple[str, str]]:
-    from rankgate.io.source import read_bytes
-
-    data = read_bytes(path)
-    try:
-        value = json.loads(data.decode("utf-8-sig"))
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text", source=str(path)) from None
-    except json.JSONDecodeError as e:
-        raise InputError(f"not valid JSON ({e.msg}, column {e.colno})", source=str(path), line=e.lineno) from None
-    out: list[tuple[str, str]] = []
-    seen: dict[str, int] = {}
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            if isinstance(item, str):
-                record = (str(i), item)
-            else:
-                record = _record(item, kind, str(path), None, repr(item), where=f"item {i}")
-            _check_unique(record[0], seen, kind, str(path), i, unit="item")
-            out.append(record)
-        return out
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(item, str):
-                out.append((str(key), item))
-            elif isinstance(item, dict):
-                out.append(
-                    (
-                        str(key),
-                        _record({"_id": key, **item}, kind, str(path), None, repr(item), where=f"key {key!r}")[1],
-                    )
-                )
-            else:
-                raise InputError(
-                    f"{kind} {key!r}: expected a text or an object with a 'text' field",
-                    source=str(path),
-                    text=repr(item),
-                )
-        return out
-    raise InputError(
-        f"expected a list of {kind} texts or objects, or a {{id: text}} mapping",
-        source=str(path),
-        text=repr(value)[:80],
-    )
-
-
-def _record(row: Any, kind: str, source: str, line: int | None, shown: str, where: str = "") -> tuple[str, str]:
-    prefix = f"{where}: " if where else ""
-    if not isinstance(row, dict):
-        raise InputError(f"{prefix}expected a JSON object with '_id' and 'text'", source=source, line=line, text=shown)
-    key = next((k for k in ID_KEYS if k in row), None)
-    if key is None or row[key] is None or isinstance(row[key], dict | list | bool):
-        raise InputError(f"{prefix}{kind} has no '_id' (or 'id') field", source=source, line=line, text=shown)
-    rid = str(row[key]).strip()
-    if not rid:
-        raise InputError(f"{prefix}{kind} id is empty", source=source, line=line, text=shown)
-    text_key = next((k for k in TEXT_KEYS if k in row), None)
-    body = row.get(text_key, "") if text_key else ""
-    title = row.get("title", "") if kind == "document" else ""
-    for name, value in (("text", body), ("title", title)):
-        if value is not None and not isinstance(value, str):
-            raise InputError(f"{prefix}{kind} {rid!r}: '{name}' must be a string", source=source, line=line, text=shown)
-    joined = " ".join(part for part in ((title or "").strip(), (body or "").strip()) if part)
-    if text_key is None and not title:
-        raise InputError(f"{prefix}{kind} {rid!r} has no 'text' field", source=source, line=line, text=shown)
-    return rid, joined
-
-
-def _check_unique(rid: str, seen: dict[str, int], kind: str, source: str, where: int, unit: str = "line") -> None:
-    """Stop at a repeated id, naming both places (``unit``: "line" of a JSONL file, "item" of a list)."""
-    if rid in seen:
-        if unit == "line":
-            raise InputError(f"duplicate {kind} id {rid!r} (first on line {seen[rid]})", source=source, line=where)
-        raise InputError(f"item {where}: duplicate {kind} id {rid!r} (first at item {seen[rid]})", source=source)
-    seen[rid] = where
+def _records(path: Path, *, kind: str, format: str) -> list[tuple[str, str]]:
+    """``(id, text)`` of a corpus or queries file; a document's title and text joined by a space."""
+    return list(iter_texts(path, what=kind, format=format, joiner=" ", wording=_WORDING))

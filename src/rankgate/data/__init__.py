@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from importlib.resources import files
 from pathlib import Path
 
@@ -31,11 +30,7 @@ def demo_gates_path() -> Path:
 
 
 def demo_query_tags() -> dict[str, dict[str, str]]:
-    """``{qid: {"topic": ..., "difficulty": ...}}`` of the demo queries."""
-    tags: dict[str, dict[str, str]] = {}
-    with (demo_dir() / "queries.jsonl").open(encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                row = json.loads(line)
-                tags[row["_id"]] = dict(row.get("tags", {}))
-    return tags
+    """``{qid: {"topic": ..., "difficulty": ...}}`` of the demo queries (their ``tags`` objects)."""
+    from rankgate.io.tags import read_query_tags
+
+    return read_query_tags(demo_dir() / "queries.jsonl")

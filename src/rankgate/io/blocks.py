@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from rankgate.errors import InputError
 from rankgate.io import tables, trec
-from rankgate.io.source import BOM, detect_format, open_stream, sniff_codec
+from rankgate.io.source import BOM, detect_format, open_stream, read_head, sniff_codec
 
 STREAMED_FORMATS = ("trec", "parquet")
 DEFAULT_BLOCK_BYTES = 1 << 24  # 16 MB of text: about 400,000 run lines
@@ -38,9 +38,7 @@ class Block:
 
 def stream_format(path: str | os.PathLike[str], fmt: str | None) -> str:
     """The file's format, checked to be one that can be streamed."""
-    from rankgate.io.readers import _head
-
-    found = fmt or detect_format(path, _head(path))
+    found = fmt or detect_format(path, read_head(path))
     if found not in STREAMED_FORMATS:
         raise InputError(
             f"out-of-core evaluation reads TREC text or Parquet, not {found}; convert the file, "

@@ -11,7 +11,7 @@ from rankgate.core.qrels import Qrels
 from rankgate.core.run import Run
 from rankgate.errors import InputError
 from rankgate.io import tables, trec
-from rankgate.io.source import FORMATS, detect_format, open_stream, read_bytes, sniff_codec, stem
+from rankgate.io.source import FORMATS, detect_format, read_bytes, read_head, stem
 
 Locate = Callable[[int], str]
 
@@ -78,21 +78,7 @@ def _format(path: str | os.PathLike[str], format: str | None) -> str:
         if format not in FORMATS:
             raise InputError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}", source=str(path))
         return format
-    return detect_format(path, _head(path))
-
-
-def _head(path: str | os.PathLike[str], size: int = 65536) -> bytes:
-    """The first (decompressed) bytes of a file, for format sniffing."""
-    stream = open_stream(path, sniff_codec(path))
-    if isinstance(stream, str):
-        with open(stream, "rb") as f:
-            return f.read(size)
-    try:
-        return bytes(stream.read(size))  # type: ignore[attr-defined]
-    except (OSError, EOFError, pa.ArrowException) as e:
-        raise InputError(f"cannot decompress file ({e})", source=str(path)) from None
-    finally:
-        stream.close()  # type: ignore[attr-defined]
+    return detect_format(path, read_head(path))
 
 
 def _table(data: bytes, fmt: str, source: str) -> tuple[pa.Table, Locate]:

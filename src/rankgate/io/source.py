@@ -81,6 +81,21 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
         raise InputError(f"cannot decompress {codec} file ({e})", source=str(path)) from None
 
 
+def read_head(path: str | os.PathLike[str], size: int = 65536) -> bytes:
+    """The first ``size`` bytes of the file, decompressed when it is compressed (for format sniffing)."""
+    codec = sniff_codec(path)
+    stream = open_stream(path, codec)
+    if isinstance(stream, str):
+        with open(stream, "rb") as f:
+            return f.read(size)
+    try:
+        return bytes(stream.read(size))  # type: ignore[attr-defined]
+    except (OSError, EOFError, pa.ArrowException) as e:
+        raise InputError(f"cannot decompress file ({e})", source=str(path)) from None
+    finally:
+        stream.close()  # type: ignore[attr-defined]
+
+
 def stem(path: str | os.PathLike[str]) -> str:
     """File name without its format and compression suffixes: ``runs/bm25.trec.gz`` -> ``bm25``."""
     name = Path(path).name

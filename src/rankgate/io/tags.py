@@ -7,14 +7,12 @@ first id-like column names the query and whose other columns are tags.
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import os
+from collections.abc import Iterable
 from typing import Any
 
 from rankgate.errors import InputError
-from rankgate.io.source import read_bytes
+from rankgate.io.rows import Line, json_document, json_lines, json_shape, numbered_lines, peek, table_rows
 
 ID_KEYS = ("_id", "qid", "query_id", "query-id", "id")
 NOT_TAGS = {"text", "title", "query", "metadata"}
@@ -23,14 +21,18 @@ NOT_TAGS = {"text", "title", "query", "metadata"}
 def read_query_tags(path: str | os.PathLike[str]) -> dict[str, dict[str, str]]:
     """``{qid: {tag: value}}`` from a JSONL, JSON, CSV or TSV file."""
     source = str(path)
-    text = read_bytes(path).decode("utf-8-sig", errors="replace")
-    if not text.strip():
+    found, lines = peek(numbered_lines(path, errors="replace"))
+    if not found:
         raise InputError("file is empty: expected one query's tags per line", source=source)
-    first = text.lstrip()[:1]
-    if first in "{[":
-        return _from_json(text, source)
-    dialect = "\t" if "\t" in text.split("\n", 1)[0] else ","
-    return _from_table(text, dialect, source)
+    shape, lines = json_shape(lines, ID_KEYS)
+    if shape is None:
+        return _from_table(lines, source)
+    if shape == "jsonl":
+        return _from_rows(json_lines(lines, source), source)
+    obj = json_document(lines, source)
+    if isinstance(obj, dict) and all(isinstance(t, dict) or t is None for t in obj.values()):
+        return {str(q): {str(k): str(v) for k, v in (t or {}).items()} for q, t in obj.items()}  # {qid: tags}
+    return _from_rows([(1, obj)] if isinstance(obj, dict) else [(i + 1, r) for i, r in enumerate(obj)], source)
 
 
 def _query_id(row: dict[str, Any], source: str, line: int) -> str:
@@ -40,24 +42,8 @@ def _query_id(row: dict[str, Any], source: str, line: int) -> str:
     raise InputError(f"no query id (expected one of {', '.join(ID_KEYS)})", source=source, line=line)
 
 
-def _from_json(text: str, source: str) -> dict[str, dict[str, str]]:
-    rows: list[tuple[int, Any]] = []
-    stripped = text.lstrip()
-    if stripped.startswith("[") or (stripped.startswith("{") and "\n{" not in stripped.strip()):
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise InputError(f"invalid JSON: {e.msg}", source=source, line=e.lineno) from None
-        if isinstance(obj, dict) and all(isinstance(t, dict) or t is None for t in obj.values()):
-            return {str(q): {str(k): str(v) for k, v in (t or {}).items()} for q, t in obj.items()}  # {qid: tags}
-        rows = [(1, obj)] if isinstance(obj, dict) else [(i + 1, r) for i, r in enumerate(obj)]  # one row, or a list
-    else:
-        for number, line in enumerate(text.splitlines(), start=1):
-            if line.strip():
-                try:
-                    rows.append((number, json.loads(line)))
-                except json.JSONDecodeError as e:
-                    raise InputError(f"invalid JSON: {e.msg}", source=source, line=number, text=line) from None
+def _from_rows(rows: Iterable[tuple[int, Any]], source: str) -> dict[str, dict[str, str]]:
+    """Tags of JSON objects (a JSONL line or a list item each): a ``tags`` object, else the plain fields."""
     out: dict[str, dict[str, str]] = {}
     for number, row in rows:
         if not isinstance(row, dict):
@@ -70,14 +56,16 @@ def _from_json(text: str, source: str) -> dict[str, dict[str, str]]:
     return out
 
 
-def _from_table(text: str, delimiter: str, source: str) -> dict[str, dict[str, str]]:
-    reader = csv.DictReader(io.StringIO(text), delimiter=delimiter)
-    fields = [f.strip() for f in reader.fieldnames or []]
+def _from_table(lines: Iterable[Line], source: str) -> dict[str, dict[str, str]]:
+    header, rows = table_rows(lines)
+    fields = [f.strip() for f in header]
     id_field = next((f for f in fields if f in ID_KEYS), None)
     if id_field is None:
         raise InputError(f"no query id column (expected one of {', '.join(ID_KEYS)})", source=source, line=1)
     out: dict[str, dict[str, str]] = {}
-    for number, row in enumerate(reader, start=2):
+    for number, row in rows:
+        if None in row:  # csv puts fields past the header's under None
+            raise InputError(f"more fields than the header's {len(header)}", source=source, line=number)
         clean = {(k or "").strip(): (v or "").strip() for k, v in row.items()}
         qid = clean.get(id_field, "")
         if not qid:

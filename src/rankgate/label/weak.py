@@ -171,35 +171,24 @@ def read_clicks(path: str | os.PathLike[str]) -> dict[tuple[str, str], tuple[int
     a doc id (``docid``, ``doc_id``, ``doc``...), ``impressions`` (or ``views``, ``shown``)
     and ``clicks`` (or ``click_count``).
     """
-    import csv
-    import io
-    import json
-
-    from rankgate.io.source import read_bytes
+    from rankgate.io.rows import json_lines, numbered_lines, peek, table_rows
     from rankgate.io.tables import DOC_COLUMNS, QUERY_COLUMNS
 
     source = str(path)
-    text = read_bytes(path).decode("utf-8-sig", errors="replace")
-    if not text.strip():
+    first, lines = peek(numbered_lines(path, errors="replace"))
+    if not first:
         raise InputError(
             "file is empty: expected a header and one (query, doc, impressions, clicks) row per line", source=source
         )
     rows: list[tuple[int, dict[str, Any]]] = []
-    if text.lstrip().startswith("{"):
-        for number, line in enumerate(text.splitlines(), start=1):
-            if line.strip():
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise InputError(f"invalid JSON: {e.msg}", source=source, line=number, text=line) from None
-                if not isinstance(obj, dict):
-                    raise InputError("expected a JSON object", source=source, line=number, text=line)
-                rows.append((number, {str(k).lower().strip(): v for k, v in obj.items()}))
+    if first[0][1].lstrip().startswith("{"):
+        for number, obj in json_lines(lines, source):
+            if not isinstance(obj, dict):
+                raise InputError("expected a JSON object", source=source, line=number, text=repr(obj))
+            rows.append((number, {str(k).lower().strip(): v for k, v in obj.items()}))
     else:
-        delimiter = "\t" if "\t" in text.split("\n", 1)[0] else ","
-        reader = csv.DictReader(io.StringIO(text), delimiter=delimiter)
-        for number, row in enumerate(reader, start=2):
-            rows.append((number, {(k or "").lower().strip(): v for k, v in row.items()}))
+        _, table = table_rows(lines)
+        rows = [(number, {(k or "").lower().strip(): v for k, v in row.items()}) for number, row in table]
     if not rows:
         raise InputError("no click rows", source=source)
     names = set(rows[0][1])
