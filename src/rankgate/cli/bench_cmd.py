@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from rankgate.cli.options import emit, split_measures, warn
+from rankgate.cli.options import emit, policy_options, split_measures, warn
 
 FORMATS = ("table", "json", "jsonl", "csv", "markdown")
 
@@ -87,15 +87,7 @@ FORMATS = ("table", "json", "jsonl", "csv", "markdown")
     type=click.IntRange(min=0),
     help="Queries timed one at a time per configuration (0: no latency probe).  [default: 100]",
 )
-@click.option(
-    "--queries",
-    "query_set",
-    type=click.Choice(["qrels", "intersection"]),
-    default="qrels",
-    show_default=True,
-    help="Average over every judged query (not retrieved: 0, trec_eval -c) or only over retrieved ones.",
-)
-@click.option("--rel", type=click.IntRange(min=1), default=1, show_default=True, help="Minimum relevant grade.")
+@policy_options(dests={"queries": "query_set"}, only=("queries", "rel"))
 @click.option(
     "--out-dir",
     type=click.Path(file_okay=False),

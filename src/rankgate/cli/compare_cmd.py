@@ -123,7 +123,7 @@ def compare_command(
     q = semantics.read_qrels(qrels)
     formats = {"qrels_format": semantics.qrels_format, "run_format": semantics.run_format}
     evaluated = [  # where the engine says; compare takes the results as they are
-        engine.evaluate(qrels, r, wanted, judgments=q, **formats, **semantics.evaluate_options()) for r in runs
+        engine.evaluate(qrels, r, wanted, judgments=q, **formats, **semantics.settings.options()) for r in runs
     ]
     result = compare(
         q,
@@ -141,7 +141,7 @@ def compare_command(
         seed=seed,
         tags=tags,
         all_pairs=all_pairs,
-        **semantics.evaluate_options(),
+        **semantics.settings.options(),
     )
     emit(render(result, fmt), output)
     for name, res in result.results.items():

@@ -63,7 +63,7 @@ def cutoffs_command(
         raise ConfigError(f"--k takes whole numbers separated by commas. Got {ks!r} instead.", key_path="k") from None
     if not cutoffs or cutoffs[0] < 1:
         raise ConfigError(f"--k needs cutoffs >= 1. Got {ks!r} instead.", key_path="k")
-    rel = semantics.rel
+    rel = semantics.settings.rel
     # family label (e.g. "P(rel=2)") -> its measures, one per cutoff
     rows: dict[str, list[Measure]] = {}
     for text in split_measures(families) or ["R", "nDCG"]:
@@ -78,7 +78,7 @@ def cutoffs_command(
         name = r.name or path
         if name in table:  # two runs with the same file stem: tell them apart by path
             name = path
-        res = evaluate(q, r, measures, **semantics.evaluate_options())
+        res = evaluate(q, r, measures, **semantics.settings.options())
         table[name] = res.aggregate
     if fmt == "json":
         emit(json.dumps({"cutoffs": cutoffs, "runs": table}, indent=2), output)

@@ -131,7 +131,7 @@ def _demo_gate() -> Any:
     qrels = read_qrels(demo_qrels_path())
     # As in CI: main's run was recorded and made the baseline; a pull request's run is gated against it.
     with open_store(":memory:") as store:
-        baseline = evaluate(qrels, read_run(demo_run_path("dense")), config.measures, **config.settings.model_dump())
+        baseline = evaluate(qrels, read_run(demo_run_path("dense")), config.measures, **config.settings.options())
         store.set_baseline(store.add(baseline, name="dense", qrels=qrels, labels={"source": "demo"}))
         return run_gate(qrels, demo_run_path(DEMO_CANDIDATE), config, store=store)
 

@@ -108,7 +108,7 @@ def eval_command(
         name=name,
         qrels_format=semantics.qrels_format,
         run_format=semantics.run_format,
-        **semantics.evaluate_options(),
+        **semantics.settings.options(),
     )
     if with_ci:
         results.with_confidence_intervals(seed=seed)

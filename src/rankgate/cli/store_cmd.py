@@ -102,7 +102,7 @@ def add_command(
     wanted = parse_measures(split_measures(measures) or list(DEFAULT_MEASURES))
     judgments = semantics.read_qrels(qrels)
     formats = {"qrels_format": semantics.qrels_format, "run_format": semantics.run_format}
-    options = semantics.evaluate_options()
+    options = semantics.settings.options()
     results = engine.evaluate(qrels, run, wanted, name=name, judgments=judgments, **formats, **options)
     found = detect()
     provenance = dataclasses.replace(found, branch=branch or found.branch, commit=commit or found.commit)

@@ -21,18 +21,16 @@ import pyarrow as pa
 
 from rankgate.core.columns import indices
 from rankgate.core.qrels import Qrels
-from rankgate.core.run import TIE_POLICIES, Run
+from rankgate.core.run import Run
 from rankgate.errors import ConfigError, InputError
 from rankgate.evaluation.facts import EvaluationFacts
 from rankgate.evaluation.join import index_in, join
 from rankgate.evaluation.results import Results
+from rankgate.evaluation.settings import Settings
 from rankgate.measures.block import RankedBlock, restrict_to_judged
 from rankgate.measures.kernels import KERNELS
 from rankgate.measures.parse import parse_measures
 from rankgate.measures.registry import Measure
-
-QUERY_POLICIES: tuple[str, ...] = ("qrels", "intersection")
-EMPTY_POLICIES: tuple[str, ...] = ("zero", "skip")
 
 
 def evaluate(
@@ -86,11 +84,7 @@ def evaluate(
         >>> evaluate(qrels, run, ["AP@1", "AP"]).aggregate
         {'AP@1': 0.5, 'AP': 0.8333333333333333}
     """
-    _check_choice("queries", queries, QUERY_POLICIES)
-    _check_choice("ties", ties, TIE_POLICIES)
-    _check_choice("empty", empty, EMPTY_POLICIES)
-    if isinstance(rel, bool) or not isinstance(rel, int | np.integer) or rel < 1:
-        raise ConfigError(f"The 'rel' parameter must be an int >= 1. Got {rel!r} instead.", key_path="rel")
+    s = Settings(queries=queries, ties=ties, rel=rel, empty=empty, duplicates=duplicates, judged_only=judged_only)
     if not isinstance(chunk_rows, int) or chunk_rows < 1:
         raise ConfigError(f"The 'chunk_rows' parameter must be an int >= 1. Got {chunk_rows!r} instead.")
     if isinstance(measures, str | Measure):
@@ -139,16 +133,7 @@ def evaluate(
         queries=queries,
         empty=empty,
     )
-    settings = {
-        "queries": queries,
-        "ties": ties,
-        "rel": int(rel),
-        "empty": empty,
-        "duplicates": duplicates,
-        "judged_only": bool(judged_only),
-        "scores": "float64",
-        "aggregate": "mean over queries; sum for NumRel, NumRet, NumRelRet",
-    }
+    settings = s.to_dict()
     return Results(
         measures=wanted,
         query_ids=q.query_ids.take(indices(plan.qrels_index)).to_pylist(),
@@ -180,13 +165,6 @@ def _check_gains(measures: Sequence[Measure], max_grade: int, source: str | None
                 f"use grades <= {MAX_EXP_GAIN_GRADE}" + (" or the linear gain" if m.name == "nDCG" else ""),
                 source=source,
             )
-
-
-def _check_choice(name: str, value: str, allowed: Sequence[str]) -> None:
-    if value not in allowed:
-        raise ConfigError(
-            f"The '{name}' parameter must be one of {', '.join(allowed)}. Got {value!r} instead.", key_path=name
-        )
 
 
 @dataclass

@@ -105,7 +105,7 @@ def run_gate(
     from rankgate.store.fingerprint import qrels_fingerprint
 
     cfg = config if isinstance(config, GateConfig) else load_config(config)
-    options = cfg.settings.model_dump()
+    options = cfg.settings.options()
     if tags is None and cfg.tags_file is not None:
         from rankgate.io.tags import read_query_tags
 

@@ -78,7 +78,7 @@ def _record_history(store: Any, qrels: Any, runs: dict[str, Any], config: Any) -
     now = datetime.now(timezone.utc).replace(microsecond=0)
     rid = None
     for name, days in HISTORY:
-        res = evaluate(qrels, runs[name], config.measures, **config.settings.model_dump())
+        res = evaluate(qrels, runs[name], config.measures, **config.settings.options())
         when = Provenance(created_at=now - timedelta(days=days), branch="main")
         rid = store.add(res, name=name, qrels=qrels, provenance=when, labels={"source": "demo"})
     if rid is not None:
