@@ -79,7 +79,7 @@ def _settings_schema() -> type[BaseModel]:
     for name in SETTING_NAMES:
         default = getattr(DEFAULT_SETTINGS, name)
         if name in CHOICES:
-            fields[name] = (Literal[CHOICES[name]], default)  # type: ignore[valid-type]
+            fields[name] = (Literal[CHOICES[name]], default)
         elif name == "rel":
             fields[name] = (int, Field(default=default, ge=1))
         else:
