@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from rankgate.cli.options import emit, policy_options, split_measures, warn
+from rankgate.cli.options import emit, parse_labels, policy_options, split_measures, warn
 
 FORMATS = ("table", "json", "jsonl", "csv", "markdown")
 
@@ -167,11 +167,10 @@ def bench_command(
     from rankgate.bench.datasets import load_dataset
     from rankgate.bench.harness import run_benchmark
     from rankgate.bench.progress import Progress
-    from rankgate.cli.store_cmd import _labels
 
     if chunk_overlap and not chunk_size:
         raise click.UsageError("--chunk-overlap needs --chunk-size")
-    stored_labels: dict[str, Any] = {**({"matrix": config} if config else {}), **_labels(labels)}
+    stored_labels: dict[str, Any] = {**({"matrix": config} if config else {}), **parse_labels(labels)}
     plan = _plan(config, retrievers, indexes, measures, ks, split, chunk_size, chunk_overlap, aggregate)
     plan = _with_extras(plan, rerank, rerank_depth, device, latency_queries)
     plan = _with_engine(plan, engine, ray_address)

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 import click
 
+from rankgate.evaluation.engines import ENGINES
 from rankgate.evaluation.settings import CHOICES, Settings
 from rankgate.evaluation.settings import DEFAULTS as DEFAULT_SETTINGS
 from rankgate.evaluation.settings import HELP as POLICY_HELP
@@ -45,15 +46,15 @@ class Semantics:
     qrels_format: str | None
     run_format: str | None
 
-    def read_qrels(self, path: str) -> Any:
-        from rankgate.io import read_qrels
+    def evaluate_options(self) -> dict[str, Any]:
+        """Keyword arguments of `rankgate.evaluate` and `Session.open`: the settings and the qrels' format."""
+        return {"settings": self.settings, "qrels_format": self.qrels_format, "run_format": self.run_format}
 
-        return read_qrels(path, format=self.qrels_format, duplicates=self.settings.duplicates)
+    def session(self, qrels: str, measures: Any, engine: Any = "local") -> Any:
+        """The evaluation `Session` of ``qrels`` (read once) with these settings."""
+        from rankgate.evaluation.session import Session
 
-    def read_run(self, path: str, name: str | None = None) -> Any:
-        from rankgate.io import read_run
-
-        return read_run(path, format=self.run_format, duplicates=self.settings.duplicates, name=name)
+        return Session.open(qrels, measures, settings=self.settings, engine=engine, qrels_format=self.qrels_format)
 
 
 def policy_options(*, dests: dict[str, str] | None = None, only: Sequence[str] | None = None) -> Callable[[F], F]:
@@ -115,22 +116,27 @@ def semantics_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Add --engine, --ray-address, --memory and --partitions; the command gets one ``engine``
-    (`rankgate.evaluation.engines.choice.EngineChoice`), whose ``evaluate`` reads and evaluates run files."""
+    (a `rankgate.evaluation.engines.Engine`, from `make_engine`)."""
 
     @functools.wraps(func)
     def command(*args: Any, **kwargs: Any) -> Any:
-        from rankgate.evaluation.engines.choice import EngineChoice
+        from rankgate.errors import ConfigError
+        from rankgate.evaluation.engines import make_engine
 
-        kind, address = kwargs.pop("engine"), kwargs.pop("ray_address")
-        if address is not None and kind != "ray":
-            raise click.UsageError("--ray-address needs --engine ray")
-        memory, partitions = kwargs.pop("memory"), kwargs.pop("partitions")
-        return func(*args, engine=EngineChoice(kind, address, memory, partitions), **kwargs)
+        names = ("engine", "ray_address", "memory", "partitions")
+        kind, address, memory, partitions = (kwargs.pop(n) for n in names)
+        try:
+            engine = make_engine(kind, memory=memory, partitions=partitions, ray_address=address)
+        except ConfigError as e:
+            if address is not None and kind != "ray":  # a usage error, shown with the usage line
+                raise click.UsageError(str(e)) from None
+            raise
+        return func(*args, engine=engine, **kwargs)
 
     options = [
         click.option(
             "--engine",
-            type=click.Choice(["local", "ray"]),
+            type=click.Choice(list(ENGINES)),
             default="local",
             show_default=True,
             help="Where to evaluate: this process, or a Ray cluster (a run may then be a folder or glob of shards).",
