@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -114,23 +115,31 @@ def semantics_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return policy_options()(command)
 
 
+@contextlib.contextmanager
+def as_usage_error() -> Iterator[None]:
+    """A `ConfigError` about how options combine (``--ray-address needs --engine ray``), shown as
+    click's usage error (with the usage line, exit code 2)."""
+    from rankgate.errors import ConfigError
+
+    try:
+        yield
+    except ConfigError as e:
+        raise click.UsageError(str(e)) from None
+
+
 def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Add --engine, --ray-address, --memory and --partitions; the command gets one ``engine``
     (a `rankgate.evaluation.engines.Engine`, from `make_engine`)."""
 
     @functools.wraps(func)
     def command(*args: Any, **kwargs: Any) -> Any:
-        from rankgate.errors import ConfigError
-        from rankgate.evaluation.engines import make_engine
+        from rankgate.evaluation.engines import check_ray_address, make_engine
 
         names = ("engine", "ray_address", "memory", "partitions")
         kind, address, memory, partitions = (kwargs.pop(n) for n in names)
-        try:
-            engine = make_engine(kind, memory=memory, partitions=partitions, ray_address=address)
-        except ConfigError as e:
-            if address is not None and kind != "ray":  # a usage error, shown with the usage line
-                raise click.UsageError(str(e)) from None
-            raise
+        with as_usage_error():
+            check_ray_address(kind, address)
+        engine = make_engine(kind, memory=memory, partitions=partitions, ray_address=address)
         return func(*args, engine=engine, **kwargs)
 
     options = [
