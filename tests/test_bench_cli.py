@@ -126,7 +126,7 @@ def test_bench_help_has_examples(capsys) -> None:  # type: ignore[no-untyped-def
 
 def test_device_and_rerank_options_reach_the_plan() -> None:
     from rankgate.bench.matrix import BenchPlan, parse_retriever_specs
-    from rankgate.cli.bench_cmd import _with_extras
+    from rankgate.bench.matrix import with_extras as _with_extras
 
     plan = BenchPlan(retrievers=parse_retriever_specs(["bm25", "dense"]))
     out = _with_extras(plan, "/models/ce", 20, "cuda:1", 7)

@@ -132,7 +132,7 @@ def test_engine_in_the_matrix_file() -> None:
 
 def test_engine_from_a_yaml_file_and_the_command_line(tmp_path: Path) -> None:
     from rankgate.bench.matrix import load_plan
-    from rankgate.cli.bench_cmd import _with_engine
+    from rankgate.bench.matrix import with_engine as _with_engine
 
     path = tmp_path / "matrix.yaml"
     path.write_text("engine: {type: ray, address: auto, workers: 3}\nmatrix:\n  retrievers: [bm25]\n")

@@ -303,3 +303,73 @@ def test_compare_gate_and_store_on_ray_shards_equal_local(tmp_path, ray_cluster,
         stored = opened.resolve("latest").to_results()
     direct = rankgate.evaluate(qrels, new, ["nDCG@10"])
     assert stored.query_ids == direct.query_ids and np.array_equal(stored.values, direct.values)
+
+
+# -- the qrels are read once per command, on every engine -------------------------------------
+@pytest.fixture
+def count_qrels_reads(monkeypatch):
+    """Counts every read of a qrels file: whole (`read_qrels`) or streamed (`iter_blocks(..., "qrels")`)."""
+    import rankgate.io as io
+    from rankgate.io import coerce, readers
+
+    reads: list[str] = []
+    real_read, real_blocks = readers.read_qrels, blocks.iter_blocks
+
+    def read_qrels(path, *args, **kwargs):
+        reads.append(str(path))
+        return real_read(path, *args, **kwargs)
+
+    def iter_blocks(path, kind, *args, **kwargs):
+        if kind == "qrels":
+            reads.append(str(path))
+        return real_blocks(path, kind, *args, **kwargs)
+
+    for module in (io, readers, coerce):
+        monkeypatch.setattr(module, "read_qrels", read_qrels)
+    import rankgate.evaluation.engines.outofcore as outofcore
+    import rankgate.evaluation.engines.ray as on_ray
+
+    for module in (blocks, outofcore, on_ray):
+        monkeypatch.setattr(module, "iter_blocks", iter_blocks)
+    return reads
+
+
+def _reads_per_verb(tmp_path: Path, capsys, reads: list[str], engine: list[str], base: str, new: str) -> dict:
+    """How many times each verb read the qrels, with ``engine`` options."""
+    qrels = str(tmp_path / "qrels.txt")
+    config = tmp_path / "gates.yaml"
+    config.write_text(GATES)
+    verbs = {
+        "compare": ["compare", qrels, base, new, "-m", "nDCG@10", "--resamples", "200", "--name", "a", "--name", "b"],
+        "gate": ["gate", "--qrels", qrels, "--run", new, "--baseline-run", base, "--config", str(config)],
+        "store add": ["store", "add", qrels, new, "-m", "nDCG@10", "--store", str(tmp_path / "r.db"), "--name", "n"],
+    }
+    counts = {}
+    for verb, args in verbs.items():
+        reads.clear()
+        try:
+            code = main([*args, *engine]) or 0
+        except SystemExit as e:
+            code = e.code
+        capsys.readouterr()
+        assert code in (0, 1), verb
+        counts[verb] = len(reads)
+    return counts
+
+
+@pytest.mark.parametrize("engine", [[], ["--partitions", "3"], ["--memory", "1MB"]])
+def test_compare_gate_and_store_read_the_qrels_once(tmp_path, capsys, count_qrels_reads, engine):
+    _, base, new, _, _ = _two_runs(tmp_path)
+    counts = _reads_per_verb(tmp_path, capsys, count_qrels_reads, engine, str(base), str(new))
+    assert counts == {"compare": 1, "gate": 1, "store add": 1}
+
+
+@pytest.mark.slow
+def test_compare_gate_and_store_read_the_qrels_once_on_ray(tmp_path, ray_cluster, capsys, count_qrels_reads):
+    _, _, _, base_lines, new_lines = _two_runs(tmp_path)
+    shards = {}
+    for name, lines in (("base", base_lines), ("new", new_lines)):
+        (tmp_path / name).mkdir()
+        shards[name] = str(write_shards(tmp_path / name, lines, 2, "trec"))
+    counts = _reads_per_verb(tmp_path, capsys, count_qrels_reads, ["--engine", "ray"], shards["base"], shards["new"])
+    assert counts == {"compare": 1, "gate": 1, "store add": 1}

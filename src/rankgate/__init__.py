@@ -23,6 +23,8 @@ __all__ = [
     "RankgateError",
     "Results",
     "Run",
+    "Session",
+    "Settings",
     "__version__",
     "compare",
     "evaluate",
@@ -36,6 +38,8 @@ _LAZY = {
     "Qrels": "rankgate.core.qrels",
     "Run": "rankgate.core.run",
     "Results": "rankgate.evaluation.results",
+    "Session": "rankgate.evaluation.session",
+    "Settings": "rankgate.evaluation.settings",
     "Measure": "rankgate.measures.registry",
     "parse_measure": "rankgate.measures.parse",
     "evaluate": "rankgate.evaluation.evaluate",
@@ -57,6 +61,8 @@ if TYPE_CHECKING:
     from rankgate.errors import BackendError, ConfigError, InputError, MeasureError, RankgateError
     from rankgate.evaluation.evaluate import evaluate
     from rankgate.evaluation.results import Results
+    from rankgate.evaluation.session import Session
+    from rankgate.evaluation.settings import Settings
     from rankgate.io.readers import read_qrels, read_run
     from rankgate.measures.parse import parse_measure
     from rankgate.measures.registry import Measure

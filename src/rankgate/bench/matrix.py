@@ -69,6 +69,8 @@ __all__ = [
     "parse_index_spec",
     "parse_retriever_specs",
     "plan_from_dict",
+    "with_engine",
+    "with_extras",
 ]
 
 # -- matrix files -------------------------------------------------------------------------------
@@ -270,3 +272,34 @@ def _engine(value: Any) -> EngineSpec:
     if kind == "local" and (address is not None or "workers" in entry):
         raise ConfigError("address and workers apply to the ray engine only", key_path="engine")
     return EngineSpec(kind, address, entry.get("workers"))
+
+
+# -- command-line overrides ---------------------------------------------------------------------
+def with_extras(
+    plan: BenchPlan, rerank: str | None, depth: int, device: str | None, latency_queries: int | None
+) -> BenchPlan:
+    """``plan`` with a re-ranker after every retriever, the models' device and the latency probe's size."""
+    from dataclasses import replace
+
+    specs = add_rerankers(plan.retrievers, rerank, depth=depth) if rerank else plan.retrievers
+    if device:
+        specs = tuple(
+            replace(s, params={**s.params, "device": device}) if s.kind in ("dense", "rerank") else s for s in specs
+        )
+    latency = plan.latency if latency_queries is None else LatencySpec(latency_queries, plan.latency.warmup)
+    return replace(plan, retrievers=specs, latency=latency)
+
+
+def with_engine(plan: BenchPlan, engine: str | None, ray_address: str | None) -> BenchPlan:
+    """``plan`` with the engine of the command line (it wins over the matrix file's)."""
+    from dataclasses import replace
+
+    from rankgate.evaluation.engines import check_ray_address
+
+    if engine is None and ray_address is None:
+        return plan
+    kind = engine or plan.engine.kind
+    check_ray_address(kind, ray_address)
+    same = kind == plan.engine.kind
+    address = ray_address if ray_address is not None else (plan.engine.address if same else None)
+    return replace(plan, engine=EngineSpec(kind, address, plan.engine.workers if same else None))

@@ -16,7 +16,7 @@ from typing import Any
 from rankgate.bench.chunking import ChunkSpec
 from rankgate.bench.indexes import IndexSpec
 from rankgate.errors import ConfigError
-from rankgate.evaluation.engines.choice import ENGINES
+from rankgate.evaluation.engines import ENGINES
 
 RETRIEVER_KINDS: tuple[str, ...] = ("bm25", "dense", "hybrid", "rerank")
 DEFAULT_MEASURES: tuple[str, ...] = ("nDCG@10", "R@10", "R@100", "RR@10", "AP")

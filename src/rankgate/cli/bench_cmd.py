@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import click
 
-from rankgate.cli.options import emit, split_measures, warn
+from rankgate.cli.options import as_usage_error, emit, parse_labels, policy_options, split_measures, warn
 
 FORMATS = ("table", "json", "jsonl", "csv", "markdown")
 
@@ -87,15 +88,7 @@ FORMATS = ("table", "json", "jsonl", "csv", "markdown")
     type=click.IntRange(min=0),
     help="Queries timed one at a time per configuration (0: no latency probe).  [default: 100]",
 )
-@click.option(
-    "--queries",
-    "query_set",
-    type=click.Choice(["qrels", "intersection"]),
-    default="qrels",
-    show_default=True,
-    help="Average over every judged query (not retrieved: 0, trec_eval -c) or only over retrieved ones.",
-)
-@click.option("--rel", type=click.IntRange(min=1), default=1, show_default=True, help="Minimum relevant grade.")
+@policy_options(dests={"queries": "query_set"}, only=("queries", "rel"))
 @click.option(
     "--out-dir",
     type=click.Path(file_okay=False),
@@ -120,36 +113,7 @@ FORMATS = ("table", "json", "jsonl", "csv", "markdown")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True, help="Output format.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the output to this file (atomically).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars and no per-configuration lines on stderr.")
-def bench_command(
-    dataset: str | None,
-    retrievers: tuple[str, ...],
-    indexes: tuple[str, ...],
-    config: str | None,
-    measures: tuple[str, ...],
-    ks: tuple[int, ...],
-    split: str | None,
-    chunk_size: int | None,
-    chunk_overlap: int,
-    aggregate: str,
-    rerank: str | None,
-    rerank_depth: int,
-    device: str | None,
-    engine: str | None,
-    ray_address: str | None,
-    latency_queries: int | None,
-    query_set: str,
-    rel: int,
-    out_dir: str | None,
-    no_runs: bool,
-    cache_dir: str | None,
-    no_cache: bool,
-    store: str | None,
-    no_record: bool,
-    labels: tuple[str, ...],
-    fmt: str,
-    output: str | None,
-    quiet: bool,
-) -> None:
+def bench_command(**options: Any) -> None:
     """Benchmark retrievers and vector indexes on DATASET: quality and cost in one table.
 
     DATASET is a folder in BEIR layout (corpus.jsonl, queries.jsonl, qrels/test.tsv), a folder
@@ -172,65 +136,118 @@ def bench_command(
 
     The matrix file format, the columns and neighbor recall are described in docs/bench.md.
     """
-    from rankgate.bench.datasets import load_dataset
-    from rankgate.bench.harness import run_benchmark
-    from rankgate.bench.progress import Progress
-    from rankgate.cli.store_cmd import _labels
+    from rankgate.render.bench import render
 
-    if chunk_overlap and not chunk_size:
-        raise click.UsageError("--chunk-overlap needs --chunk-size")
-    stored_labels: dict[str, Any] = {**({"matrix": config} if config else {}), **_labels(labels)}
-    plan = _plan(config, retrievers, indexes, measures, ks, split, chunk_size, chunk_overlap, aggregate)
-    plan = _with_extras(plan, rerank, rerank_depth, device, latency_queries)
-    plan = _with_engine(plan, engine, ray_address)
-    where = dataset or plan.dataset
-    if where is None:
-        raise click.UsageError("give a DATASET (a folder, or demo), or set dataset: in the matrix file")
-    data = load_dataset(where, split=plan.split)
-    results_store = None
-    if store and not no_record:  # opened first: a bad location fails before the work, not after
-        from rankgate.store.base import open_store
+    request = BenchRequest(**options)
+    report = request.run()
+    emit(render(report, request.fmt), request.output)
+    warn(report.warnings)
 
-        results_store = open_store(store)
-    runs_dir = None if no_runs else (out_dir or f"bench-runs/{_safe(data.name)}")
-    cache = None
-    if not no_cache:
-        from rankgate.bench.embedcache import EmbeddingCache
 
-        cache = EmbeddingCache(cache_dir)
-    log = None if quiet else (lambda line: click.echo(line, err=True))
-    try:
-        report = run_benchmark(
+@dataclass(frozen=True)
+class BenchRequest:
+    """The options of ``rankgate bench`` as one value: the plan they make, and where results go."""
+
+    dataset: str | None
+    retrievers: tuple[str, ...]
+    indexes: tuple[str, ...]
+    config: str | None
+    measures: tuple[str, ...]
+    ks: tuple[int, ...]
+    split: str | None
+    chunk_size: int | None
+    chunk_overlap: int
+    aggregate: str
+    rerank: str | None
+    rerank_depth: int
+    device: str | None
+    engine: str | None
+    ray_address: str | None
+    latency_queries: int | None
+    query_set: str
+    rel: int
+    out_dir: str | None
+    no_runs: bool
+    cache_dir: str | None
+    no_cache: bool
+    store: str | None
+    no_record: bool
+    labels: tuple[str, ...]
+    fmt: str
+    output: str | None
+    quiet: bool
+
+    def plan(self) -> Any:
+        """The benchmark plan: the matrix file (or the defaults) with the command line on top."""
+        from rankgate.bench.matrix import with_engine, with_extras
+
+        if self.chunk_overlap and not self.chunk_size:
+            raise click.UsageError("--chunk-overlap needs --chunk-size")
+        plan = _plan(self.config, self.retrievers, self.indexes, self.measures, self.ks, self.split,
+                     self.chunk_size, self.chunk_overlap, self.aggregate)  # fmt: skip
+        plan = with_extras(plan, self.rerank, self.rerank_depth, self.device, self.latency_queries)
+        with as_usage_error():
+            return with_engine(plan, self.engine, self.ray_address)
+
+    def run(self) -> Any:
+        """Plan, load the dataset, open the store, run the benchmark, record it and write its files."""
+        from rankgate.bench.datasets import load_dataset
+
+        labels: dict[str, Any] = {**({"matrix": self.config} if self.config else {}), **parse_labels(self.labels)}
+        plan = self.plan()
+        where = self.dataset or plan.dataset
+        if where is None:
+            raise click.UsageError("give a DATASET (a folder, or demo), or set dataset: in the matrix file")
+        data = load_dataset(where, split=plan.split)
+        results_store = None
+        if self.store and not self.no_record:  # opened first: a bad location fails before the work, not after
+            from rankgate.store.base import open_store
+
+            results_store = open_store(self.store)
+        runs_dir = None if self.no_runs else (self.out_dir or f"bench-runs/{_safe(data.name)}")
+        try:
+            report = self._benchmark(data, plan, runs_dir)
+            if results_store is not None:
+                self._record(report, results_store, data, labels)
+        finally:
+            if results_store is not None:
+                results_store.close()
+        if runs_dir is not None:
+            from pathlib import Path
+
+            from rankgate.io.source import atomic_writer
+
+            with atomic_writer(Path(runs_dir) / "bench.json") as f:
+                f.write(report.to_json() + "\n")
+            if not self.quiet:
+                click.echo(f"run files and bench.json in {runs_dir}", err=True)
+        return report
+
+    def _benchmark(self, data: Any, plan: Any, runs_dir: str | None) -> Any:
+        from rankgate.bench.harness import run_benchmark
+        from rankgate.bench.progress import Progress
+
+        cache = None
+        if not self.no_cache:
+            from rankgate.bench.embedcache import EmbeddingCache
+
+            cache = EmbeddingCache(self.cache_dir)
+        return run_benchmark(
             data,
             plan,
             out_dir=runs_dir,
             cache=cache,
-            evaluate_options={"queries": query_set, "rel": rel},
-            progress=Progress.auto(quiet=quiet),
-            log=log,
+            evaluate_options={"queries": self.query_set, "rel": self.rel},
+            progress=Progress.auto(quiet=self.quiet),
+            log=None if self.quiet else (lambda line: click.echo(line, err=True)),
         )
-        if results_store is not None:
-            from rankgate.bench.record import record_report
 
-            ids = record_report(report, results_store, qrels=data.qrels, labels=stored_labels)
-            if ids:
-                click.echo(f"recorded {len(ids)} configurations in {store} (ids {ids[0]}-{ids[-1]})", err=True)
-    finally:
-        if results_store is not None:
-            results_store.close()
-    if runs_dir is not None:
-        from pathlib import Path
+    def _record(self, report: Any, store: Any, data: Any, labels: dict[str, Any]) -> None:
+        from rankgate.bench.record import record_report
 
-        from rankgate.io.source import atomic_writer
-
-        with atomic_writer(Path(runs_dir) / "bench.json") as f:
-            f.write(report.to_json() + "\n")
-        if not quiet:
-            click.echo(f"run files and bench.json in {runs_dir}", err=True)
-    from rankgate.render.bench import render
-
-    emit(render(report, fmt), output)
-    warn(report.warnings)
+        ids = record_report(report, store, qrels=data.qrels, labels=labels)
+        if ids:
+            click.echo(f"recorded {len(ids)} configurations in {self.store} (ids {ids[0]}-{ids[-1]})", err=True)
 
 
 def _plan(
@@ -258,35 +275,6 @@ def _plan(
         split=split,
         chunking=ChunkSpec(chunk_size, chunk_overlap, aggregate) if chunk_size else None,
     )
-
-
-def _with_extras(plan: Any, rerank: str | None, depth: int, device: str | None, latency_queries: int | None) -> Any:
-    from dataclasses import replace
-
-    from rankgate.bench.matrix import LatencySpec, add_rerankers
-
-    specs = add_rerankers(plan.retrievers, rerank, depth=depth) if rerank else plan.retrievers
-    if device:
-        specs = tuple(
-            replace(s, params={**s.params, "device": device}) if s.kind in ("dense", "rerank") else s for s in specs
-        )
-    latency = plan.latency if latency_queries is None else LatencySpec(latency_queries, plan.latency.warmup)
-    return replace(plan, retrievers=specs, latency=latency)
-
-
-def _with_engine(plan: Any, engine: str | None, ray_address: str | None) -> Any:
-    from dataclasses import replace
-
-    from rankgate.bench.matrix import EngineSpec
-
-    if engine is None and ray_address is None:
-        return plan
-    kind = engine or plan.engine.kind
-    if ray_address is not None and kind != "ray":
-        raise click.UsageError("--ray-address needs --engine ray")
-    same = kind == plan.engine.kind
-    address = ray_address if ray_address is not None else (plan.engine.address if same else None)
-    return replace(plan, engine=EngineSpec(kind, address, plan.engine.workers if same else None))
 
 
 def _safe(name: str) -> str:

@@ -19,7 +19,7 @@ from rankgate.cli.options import (
 )
 
 if TYPE_CHECKING:
-    from rankgate.evaluation.engines.choice import EngineChoice
+    from rankgate.evaluation.engines import Engine
 
 DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10")
 
@@ -94,7 +94,7 @@ def compare_command(
     tags_path: str | None,
     fmt: str,
     output: str | None,
-    engine: EngineChoice,
+    engine: Engine,
     semantics: Semantics,
 ) -> None:
     """Compare RUNS on QRELS: deltas, confidence intervals, paired tests, corrections.
@@ -114,35 +114,16 @@ def compare_command(
     With --engine ray (or --memory), each run (a file, a folder or a glob of shards) is
     evaluated there first; the statistics are the same as for runs read in memory.
     """
-    from rankgate.comparison.compare import compare
+    from rankgate.comparison.compare import Statistics, compare
     from rankgate.io.tags import read_query_tags
     from rankgate.render.compare import render
 
     tags = read_query_tags(tags_path) if tags_path else None
+    stats = Statistics(test, randomization, correction, resamples, permutations, alpha=alpha, detect=detect,
+                       seed=seed, all_pairs=all_pairs)  # fmt: skip
     wanted = split_measures(measures) or list(DEFAULT_MEASURES)
-    q = semantics.read_qrels(qrels)
-    formats = {"qrels_format": semantics.qrels_format, "run_format": semantics.run_format}
-    evaluated = [  # where the engine says; compare takes the results as they are
-        engine.evaluate(qrels, r, wanted, judgments=q, **formats, **semantics.evaluate_options()) for r in runs
-    ]
-    result = compare(
-        q,
-        evaluated,
-        wanted,
-        names=list(names) or None,
-        baseline=baseline,
-        test=test,
-        randomization=randomization,
-        correction=correction,
-        n_resamples=resamples,
-        n_permutations=permutations,
-        alpha=alpha,
-        detect=detect,
-        seed=seed,
-        tags=tags,
-        all_pairs=all_pairs,
-        **semantics.evaluate_options(),
-    )
+    result = compare(qrels, runs, wanted, names=names, baseline=baseline, tags=tags, stats=stats, engine=engine,
+                     **semantics.evaluate_options())  # fmt: skip
     emit(render(result, fmt), output)
     for name, res in result.results.items():
         warn([f"{name}: {w}" for w in res.warnings])

@@ -54,7 +54,6 @@ def cutoffs_command(
       rankgate cutoffs qrels.txt bm25.txt dense.txt -m R -m nDCG -k 1,5,10,20
     """
     from rankgate.errors import ConfigError
-    from rankgate.evaluation.evaluate import evaluate
     from rankgate.measures.registry import Measure
 
     try:
@@ -63,7 +62,7 @@ def cutoffs_command(
         raise ConfigError(f"--k takes whole numbers separated by commas. Got {ks!r} instead.", key_path="k") from None
     if not cutoffs or cutoffs[0] < 1:
         raise ConfigError(f"--k needs cutoffs >= 1. Got {ks!r} instead.", key_path="k")
-    rel = semantics.rel
+    rel = semantics.settings.rel
     # family label (e.g. "P(rel=2)") -> its measures, one per cutoff
     rows: dict[str, list[Measure]] = {}
     for text in split_measures(families) or ["R", "nDCG"]:
@@ -71,14 +70,13 @@ def cutoffs_command(
         at_k = [Measure.make(base.name, k, **dict(base.params)).with_defaults(rel=rel) for k in cutoffs]
         rows[str(at_k[0]).rsplit("@", 1)[0]] = at_k
     measures = [m for at_k in rows.values() for m in at_k]
-    q = semantics.read_qrels(qrels)
+    session = semantics.session(qrels, measures)
     table: dict[str, dict[str, float]] = {}
     for path in runs:
-        r = semantics.read_run(path)
-        name = r.name or path
+        res = session.evaluate(path, run_format=semantics.run_format)
+        name = res.run_name or path
         if name in table:  # two runs with the same file stem: tell them apart by path
             name = path
-        res = evaluate(q, r, measures, **semantics.evaluate_options())
         table[name] = res.aggregate
     if fmt == "json":
         emit(json.dumps({"cutoffs": cutoffs, "runs": table}, indent=2), output)

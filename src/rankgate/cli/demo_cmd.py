@@ -42,46 +42,74 @@ def demo_command(fmt: str, report_path: str, no_report: bool, no_bench: bool) ->
     """
     import json
 
-    from rich.console import Console
-    from rich.table import Table
+    from rankgate.data import demo_dir
 
-    from rankgate.data import DEMO_RUNS, demo_dir, demo_qrels_path, demo_query_tags, demo_run_path
-    from rankgate.evaluation.evaluate import evaluate
-    from rankgate.io import read_qrels, read_run
-
-    qrels = read_qrels(demo_qrels_path())
-    results = {name: evaluate(qrels, read_run(demo_run_path(name)), DEMO_MEASURES) for name in DEMO_RUNS}
-    tags = demo_query_tags()
-    difficulties = ("easy", "medium", "hard")
-    by_difficulty = {
-        name: {
-            level: _mean(
-                [v for q, v in zip(res.query_ids, res.column("nDCG@10"), strict=True) if tags[q]["difficulty"] == level]
-            )
-            for level in difficulties
-        }
-        for name, res in results.items()
-    }
-    gate = _demo_gate()
+    results, qrels = _evaluate_runs()
+    by_difficulty = _by_difficulty(results)
+    gate = _demo_gate(qrels)
     bench = None if no_bench else _demo_bench()
     if fmt == "json":
-        report, _ = (None, None) if no_report else _write_report(report_path, bench)
+        report, _ = (None, None) if no_report else _write_report(report_path, bench, qrels)
         out = {
             "dataset": str(demo_dir()),
             "runs": {name: res.to_dict() for name, res in results.items()},
-            "nDCG@10_by_difficulty": by_difficulty,
+            "nDCG@10_by_difficulty": {
+                name: {level: g.aggregate["nDCG@10"] for level, g in groups.items()}
+                for name, groups in by_difficulty.items()
+            },
             "gate": gate.to_dict() if gate is not None else None,
             "bench": bench.rows() if bench is not None else None,
             "report": str(report) if report is not None else None,
         }
         click.echo(json.dumps(out, indent=2))
         return
+    console = _print_results(results, by_difficulty, qrels)
+    if not no_bench:
+        _print_bench(console, bench)
+    if gate is not None:
+        _print_gate(console, gate)
+    if not no_report:
+        report, skipped = _write_report(report_path, bench, qrels)
+        console.print(f"HTML report: {report}" if report is not None else f"[dim]{skipped}[/dim]")
+    console.print("Try: rankgate eval QRELS RUN -m nDCG@10 --per-query   (rankgate measures lists every measure)")
+
+
+DIFFICULTIES = ("easy", "medium", "hard")
+
+
+def _evaluate_runs() -> tuple[dict[str, Any], Any]:
+    """Every demo run evaluated in one session (the qrels read once), and the qrels."""
+    from rankgate.data import DEMO_RUNS, demo_qrels_path, demo_run_path
+    from rankgate.evaluation.session import Session
+
+    session = Session.open(demo_qrels_path(), DEMO_MEASURES)
+    evaluated = session.evaluate_all([demo_run_path(name) for name in DEMO_RUNS])
+    return dict(zip(DEMO_RUNS, evaluated, strict=True)), session.qrels
+
+
+def _by_difficulty(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each run's query groups by difficulty (`Results.by_group`), easy to hard."""
+    from rankgate.data import demo_query_tags
+
+    tags = demo_query_tags()
+    out = {}
+    for name, res in results.items():
+        groups = res.by_group(tags, group_by=["difficulty"], untagged=None)["difficulty"]
+        out[name] = {level: groups[level] for level in DIFFICULTIES}
+    return out
+
+
+def _print_results(results: dict[str, Any], by_difficulty: dict[str, dict[str, Any]], qrels: Any) -> Any:
+    """The quality tables and the runs' warnings; returns the console."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from rankgate.data import demo_dir
 
     console = Console()
     first = next(iter(results.values()))
-    q = first.queries
     console.print(
-        f"[b]rankgate demo[/b]: {q['evaluated']} queries, {qrels.num_rows} judgments (grades 0-3), "
+        f"[b]rankgate demo[/b]: {first.queries['evaluated']} queries, {qrels.num_rows} judgments (grades 0-3), "
         f"{len(results)} runs; data in {demo_dir()}"
     )
     t = Table(title="Retrieval quality (mean over queries)")
@@ -93,45 +121,35 @@ def demo_command(fmt: str, report_path: str, no_report: bool, no_bench: bool) ->
     console.print(t)
     d = Table(title="nDCG@10 by query difficulty")
     d.add_column("run")
-    for level in difficulties:
-        n = sum(1 for qid in first.query_ids if tags[qid]["difficulty"] == level)
-        d.add_column(f"{level} ({n})", justify="right")
-    for name, row in by_difficulty.items():
-        d.add_row(name, *(f"{row[level]:.3f}" for level in difficulties))
+    for level, group in next(iter(by_difficulty.values())).items():
+        d.add_column(f"{level} ({group.n})", justify="right")
+    for name, groups in by_difficulty.items():
+        d.add_row(name, *(f"{g.aggregate['nDCG@10']:.3f}" for g in groups.values()))
     console.print(d)
     errors = Console(stderr=True)
     for name, res in results.items():
         for w in res.warnings:
             errors.print(f"[dim]{name}: {w}[/dim]")
-    if not no_bench:
-        _print_bench(console, bench)
-    if gate is not None:
-        _print_gate(console, gate)
-    if not no_report:
-        report, skipped = _write_report(report_path, bench)
-        console.print(f"HTML report: {report}" if report is not None else f"[dim]{skipped}[/dim]")
-    console.print("Try: rankgate eval QRELS RUN -m nDCG@10 --per-query   (rankgate measures lists every measure)")
+    return console
 
 
-def _demo_gate() -> Any:
+def _demo_gate(qrels: Any) -> Any:
     """Gate the candidate dense_v2 against dense; None when the gate extra is not installed."""
     try:
         import pydantic  # noqa: F401
         import yaml  # noqa: F401
     except ImportError:
         return None
-    from rankgate.data import DEMO_CANDIDATE, demo_gates_path, demo_qrels_path, demo_run_path
+    from rankgate.data import DEMO_CANDIDATE, demo_gates_path, demo_run_path
     from rankgate.evaluation.evaluate import evaluate
     from rankgate.gate.config import load_config
     from rankgate.gate.runner import run_gate
-    from rankgate.io import read_qrels, read_run
     from rankgate.store.base import open_store
 
     config = load_config(demo_gates_path())
-    qrels = read_qrels(demo_qrels_path())
     # As in CI: main's run was recorded and made the baseline; a pull request's run is gated against it.
     with open_store(":memory:") as store:
-        baseline = evaluate(qrels, read_run(demo_run_path("dense")), config.measures, **config.settings.model_dump())
+        baseline = evaluate(qrels, demo_run_path("dense"), config.measures, settings=config.settings)
         store.set_baseline(store.add(baseline, name="dense", qrels=qrels, labels={"source": "demo"}))
         return run_gate(qrels, demo_run_path(DEMO_CANDIDATE), config, store=store)
 
@@ -172,19 +190,15 @@ def _print_bench(console: Any, bench: Any) -> None:
         console.print(demo_table(bench.rows()))
 
 
-def _write_report(path: str, bench: Any) -> tuple[Any, str | None]:
+def _write_report(path: str, bench: Any, qrels: Any) -> tuple[Any, str | None]:
     """Write the HTML report: (its path, None), or (None, why not) when an extra is missing."""
     from rankgate.errors import BackendError
 
     try:
         from rankgate.report.demo import demo_report
 
-        return demo_report(path, bench=bench.to_dict() if bench is not None else None), None
+        return demo_report(path, bench=bench.to_dict() if bench is not None else None, qrels=qrels), None
     except ImportError:
         return None, "pip install 'rankgate[report,gate]' to also write the HTML report"
     except BackendError as e:
         return None, f"HTML report not written: {e}"
-
-
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values) if values else float("nan")

@@ -17,7 +17,7 @@ from rankgate.cli.options import (
 )
 
 if TYPE_CHECKING:
-    from rankgate.evaluation.engines.choice import EngineChoice
+    from rankgate.evaluation.engines import Engine
     from rankgate.evaluation.results import Results
 
 DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10", "AP", "P@10")
@@ -68,7 +68,7 @@ def eval_command(
     seed: int,
     tags_path: str | None,
     group_by: tuple[str, ...],
-    engine: EngineChoice,
+    engine: Engine,
     semantics: Semantics,
     fmt: str,
     output: str | None,
@@ -96,20 +96,13 @@ def eval_command(
       rankgate eval qrels.txt huge-run.txt.gz -m nDCG@10 --memory 4GB
       rankgate eval qrels.txt 'shards/*.parquet' -m nDCG@10 --engine ray --ray-address auto
     """
+    from rankgate.evaluation.evaluate import evaluate
     from rankgate.measures.parse import parse_measures
     from rankgate.render.eval import render
 
     wanted = parse_measures(split_measures(measures) or list(DEFAULT_MEASURES))
     tags, tag_names = _read_tags(tags_path, group_by)  # before evaluating: a bad file fails fast
-    results = engine.evaluate(
-        qrels,
-        run,
-        wanted,
-        name=name,
-        qrels_format=semantics.qrels_format,
-        run_format=semantics.run_format,
-        **semantics.evaluate_options(),
-    )
+    results = evaluate(qrels, run, wanted, engine=engine, name=name, **semantics.evaluate_options())
     if with_ci:
         results.with_confidence_intervals(seed=seed)
     notes: list[str] = []

@@ -10,7 +10,7 @@ import click
 from rankgate.cli.options import emit, engine_options, output_file_option, store_option, warn
 
 if TYPE_CHECKING:
-    from rankgate.evaluation.engines.choice import EngineChoice
+    from rankgate.evaluation.engines import Engine
 
 FORMATS = ("text", "markdown", "json", "junit")
 
@@ -65,7 +65,7 @@ def gate_command(
     junit_path: str | None,
     post_comment: bool,
     comment_key: str,
-    engine: EngineChoice,
+    engine: Engine,
 ) -> None:
     """Gate RUN in CI: floors and maximum drops against a baseline, decided on per-query evidence.
 

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import click
+
+from rankgate.evaluation.engines import ENGINES
+from rankgate.evaluation.settings import CHOICES, Settings
+from rankgate.evaluation.settings import DEFAULTS as DEFAULT_SETTINGS
+from rankgate.evaluation.settings import HELP as POLICY_HELP
+from rankgate.evaluation.settings import NAMES as POLICY_NAMES
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -33,87 +40,65 @@ def split_measures(values: tuple[str, ...]) -> list[str]:
 
 @dataclass(frozen=True)
 class Semantics:
-    """The semantic options of a verb, gathered into one value (passed as ``semantics``)."""
+    """The semantic options of a verb, gathered into one value (passed as ``semantics``):
+    the evaluation `Settings` and the input formats."""
 
-    queries: str
-    ties: str
-    rel: int
-    empty: str
-    duplicates: str
-    judged_only: bool
+    settings: Settings
     qrels_format: str | None
     run_format: str | None
 
     def evaluate_options(self) -> dict[str, Any]:
-        """Keyword arguments of `rankgate.evaluate` (and `compare`)."""
-        return {
-            "queries": self.queries,
-            "ties": self.ties,
-            "rel": self.rel,
-            "empty": self.empty,
-            "duplicates": self.duplicates,
-            "judged_only": self.judged_only,
-        }
+        """Keyword arguments of `rankgate.evaluate` and `Session.open`: the settings and the qrels' format."""
+        return {"settings": self.settings, "qrels_format": self.qrels_format, "run_format": self.run_format}
 
-    def read_qrels(self, path: str) -> Any:
-        from rankgate.io import read_qrels
+    def session(self, qrels: str, measures: Any, engine: Any = "local") -> Any:
+        """The evaluation `Session` of ``qrels`` (read once) with these settings."""
+        from rankgate.evaluation.session import Session
 
-        return read_qrels(path, format=self.qrels_format, duplicates=self.duplicates)
+        return Session.open(qrels, measures, settings=self.settings, engine=engine, qrels_format=self.qrels_format)
 
-    def read_run(self, path: str, name: str | None = None) -> Any:
-        from rankgate.io import read_run
 
-        return read_run(path, format=self.run_format, duplicates=self.duplicates, name=name)
+def policy_options(*, dests: dict[str, str] | None = None, only: Sequence[str] | None = None) -> Callable[[F], F]:
+    """Click options for the evaluation policies, derived from `Settings` (choices, defaults, help).
+
+    ``dests`` renames a parameter (``{"queries": "query_set"}``); ``only`` keeps some policies.
+    """
+
+    def decorate(func: F) -> F:
+        for option in reversed(_policy_options(dests or {}, only or POLICY_NAMES)):
+            func = option(func)
+        return func
+
+    return decorate
+
+
+def _policy_options(dests: dict[str, str], only: Sequence[str]) -> list[Any]:
+    out = []
+    for name in only:
+        flag = "--" + name.replace("_", "-")
+        dest = dests.get(name, name)
+        default = getattr(DEFAULT_SETTINGS, name)
+        if name in CHOICES:
+            kind: Any = click.Choice(list(CHOICES[name]))
+        elif name == "rel":
+            kind = click.IntRange(min=1)
+        else:
+            out.append(click.option(flag, dest, is_flag=True, help=POLICY_HELP[name]))
+            continue
+        out.append(click.option(flag, dest, type=kind, default=default, show_default=True, help=POLICY_HELP[name]))
+    return out
 
 
 def semantics_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Add the semantic choices of DESIGN.md as options; the command gets one ``semantics``."""
-    names = [f.name for f in fields(Semantics)]
+    """Add the evaluation policies and the input formats as options; the command gets one ``semantics``."""
 
     @functools.wraps(func)
     def command(*args: Any, **kwargs: Any) -> Any:
-        semantics = Semantics(**{n: kwargs.pop(n) for n in names})
-        return func(*args, semantics=semantics, **kwargs)
+        settings = Settings(**{n: kwargs.pop(n) for n in POLICY_NAMES})
+        formats = {n: kwargs.pop(n) for n in ("qrels_format", "run_format")}
+        return func(*args, semantics=Semantics(settings, **formats), **kwargs)
 
     options = [
-        click.option(
-            "--queries",
-            type=click.Choice(["qrels", "intersection"]),
-            default="qrels",
-            show_default=True,
-            help="Average over every qrels query (absent from the run: 0, trec_eval -c) or only queries in both.",
-        ),
-        click.option(
-            "--ties",
-            type=click.Choice(["trec", "input"]),
-            default="trec",
-            show_default=True,
-            help="Break score ties by doc id descending (trec_eval) or keep input order.",
-        ),
-        click.option(
-            "--rel",
-            type=click.IntRange(min=1),
-            default=1,
-            show_default=True,
-            help="Minimum grade counted as relevant (binary measures; nDCG uses grades).",
-        ),
-        click.option(
-            "--empty",
-            type=click.Choice(["zero", "skip"]),
-            default="zero",
-            show_default=True,
-            help="Queries without a relevant judgment: keep them (score 0) or leave them out.",
-        ),
-        click.option(
-            "--duplicates",
-            type=click.Choice(["error", "first", "max"]),
-            default="error",
-            show_default=True,
-            help="Repeated (query, doc) pairs: stop with an error, keep the first, or keep the max.",
-        ),
-        click.option(
-            "--judged-only", is_flag=True, help="Drop unjudged docs from each ranking first (condensed lists)."
-        ),
         click.option(
             "--qrels-format",
             type=click.Choice(["trec", "json", "jsonl", "csv", "tsv", "parquet"]),
@@ -127,27 +112,40 @@ def semantics_options(func: Callable[..., Any]) -> Callable[..., Any]:
     ]
     for option in reversed(options):
         command = option(command)
-    return command
+    return policy_options()(command)
+
+
+@contextlib.contextmanager
+def as_usage_error() -> Iterator[None]:
+    """A `ConfigError` about how options combine (``--ray-address needs --engine ray``), shown as
+    click's usage error (with the usage line, exit code 2)."""
+    from rankgate.errors import ConfigError
+
+    try:
+        yield
+    except ConfigError as e:
+        raise click.UsageError(str(e)) from None
 
 
 def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Add --engine, --ray-address, --memory and --partitions; the command gets one ``engine``
-    (`rankgate.evaluation.engines.choice.EngineChoice`), whose ``evaluate`` reads and evaluates run files."""
+    (a `rankgate.evaluation.engines.Engine`, from `make_engine`)."""
 
     @functools.wraps(func)
     def command(*args: Any, **kwargs: Any) -> Any:
-        from rankgate.evaluation.engines.choice import EngineChoice
+        from rankgate.evaluation.engines import check_ray_address, make_engine
 
-        kind, address = kwargs.pop("engine"), kwargs.pop("ray_address")
-        if address is not None and kind != "ray":
-            raise click.UsageError("--ray-address needs --engine ray")
-        memory, partitions = kwargs.pop("memory"), kwargs.pop("partitions")
-        return func(*args, engine=EngineChoice(kind, address, memory, partitions), **kwargs)
+        names = ("engine", "ray_address", "memory", "partitions")
+        kind, address, memory, partitions = (kwargs.pop(n) for n in names)
+        with as_usage_error():
+            check_ray_address(kind, address)
+        engine = make_engine(kind, memory=memory, partitions=partitions, ray_address=address)
+        return func(*args, engine=engine, **kwargs)
 
     options = [
         click.option(
             "--engine",
-            type=click.Choice(["local", "ray"]),
+            type=click.Choice(list(ENGINES)),
             default="local",
             show_default=True,
             help="Where to evaluate: this process, or a Ray cluster (a run may then be a folder or glob of shards).",

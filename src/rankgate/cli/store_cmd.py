@@ -21,7 +21,7 @@ from rankgate.cli.options import (
 )
 
 if TYPE_CHECKING:
-    from rankgate.evaluation.engines.choice import EngineChoice
+    from rankgate.evaluation.engines import Engine
     from rankgate.store.base import StoredResult
     from rankgate.store.sql import SQLStore
 
@@ -77,7 +77,7 @@ def add_command(
     labels: tuple[str, ...],
     baseline_key: str | None,
     store_url: str | None,
-    engine: EngineChoice,
+    engine: Engine,
     semantics: Semantics,
 ) -> None:
     """Evaluate RUN against QRELS and record the result; prints its id.
@@ -99,15 +99,14 @@ def add_command(
     from rankgate.store.provenance import detect
 
     extra = parse_labels(labels)
-    wanted = parse_measures(split_measures(measures) or list(DEFAULT_MEASURES))
-    judgments = semantics.read_qrels(qrels)
-    formats = {"qrels_format": semantics.qrels_format, "run_format": semantics.run_format}
-    options = semantics.evaluate_options()
-    results = engine.evaluate(qrels, run, wanted, name=name, judgments=judgments, **formats, **options)
+    session = semantics.session(qrels, parse_measures(split_measures(measures) or list(DEFAULT_MEASURES)), engine)
+    results = session.evaluate(run, name=name, run_format=semantics.run_format)
     found = detect()
     provenance = dataclasses.replace(found, branch=branch or found.branch, commit=commit or found.commit)
     with _open(store_url, create=True) as store:
-        rid = store.add(results, name=name, qrels=judgments, provenance=provenance, labels={"source": "cli", **extra})
+        rid = store.add(
+            results, name=name, qrels=session.qrels, provenance=provenance, labels={"source": "cli", **extra}
+        )
         if baseline_key is not None:
             store.set_baseline(rid, key=baseline_key)
         where = store.url
@@ -306,6 +305,3 @@ def _filters(branch: str | None, name: str | None) -> str:
     bits = [f"branch {branch!r}" if branch else "", f"name {name!r}" if name else ""]
     shown = " and ".join(b for b in bits if b)
     return f" with {shown}" if shown else ""
-
-
-_labels = parse_labels  # TODO(lead): bench_cmd still imports this name; remove once it imports parse_labels

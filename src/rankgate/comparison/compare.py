@@ -1,8 +1,9 @@
-"""`compare`: evaluate several runs on the same queries and compare each with a baseline.
+"""`compare_results`: systems' `Results` lined up by query and compared with a baseline.
 
-The per-query values come from `rankgate.evaluate` with one set of semantics for all runs;
-the statistics from `paired_summary` (bootstrap CI, paired t-test, optional randomization
-test, effect size, wins/ties/losses, minimum detectable effect). p-values are adjusted
+The comparison works on results only; `compare` is the convenience that evaluates runs first
+(one evaluation `Session`, so one set of semantics for all runs). The statistics come from
+`paired_summary` (bootstrap CI, paired t-test, optional randomization test, effect size,
+wins/ties/losses, minimum detectable effect). p-values are adjusted
 across every candidate x measure pair at once.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -72,6 +73,75 @@ class Comparison:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
 
+@dataclass(frozen=True)
+class Statistics:
+    """How systems are compared: the tests, intervals and corrections of `compare_results`.
+
+    Attributes:
+        test: ``"t"`` (paired t-test) or ``"randomization"`` for the reported p-value.
+        randomization: also compute the randomization test's p-value when ``test="t"``.
+        correction: ``"holm"``, ``"bonferroni"``, ``"bh"`` or ``"none"``, over every
+            candidate x measure pair.
+        n_resamples: bootstrap resamples for the confidence interval of each delta.
+        n_permutations: sign flips of the randomization test (shuffles of the Tukey HSD).
+        confidence: coverage of the intervals.
+        alpha: significance level (marks, power analysis).
+        detect: a delta to detect; each row then says how many queries that needs.
+        seed: seed of every random draw; the same seed gives the same numbers.
+        all_pairs: also test every pair of systems with a randomized Tukey HSD (queries as
+            blocks), which controls the family-wise error rate.
+    """
+
+    test: str = "t"
+    randomization: bool = False
+    correction: str = "holm"
+    n_resamples: int = 10_000
+    n_permutations: int = 10_000
+    confidence: float = 0.95
+    alpha: float = 0.05
+    detect: float | None = None
+    seed: int = 0
+    all_pairs: bool = False
+
+    def __post_init__(self) -> None:
+        if self.correction not in CORRECTIONS:
+            raise ConfigError(
+                f"The 'correction' parameter must be one of {', '.join(CORRECTIONS)}. Got {self.correction!r} instead.",
+                key_path="correction",
+            )
+
+    @classmethod
+    def of(cls, stats: Statistics | None = None, **options: Any) -> Statistics:
+        """``stats`` (default: the defaults) with ``options`` given by name on top."""
+        return replace(stats or cls(), **options) if options else (stats or cls())
+
+    @property
+    def randomized(self) -> bool:
+        """Whether a randomization test runs (asked for, or the reported test)."""
+        return bool(self.randomization or self.test == "randomization")
+
+    def settings(self, family_size: int) -> dict[str, Any]:
+        """What a comparison echoes under ``"settings"`` after the evaluation's (a JSON contract)."""
+        return {
+            "test": self.test,
+            "randomization": self.randomized,
+            "correction": self.correction,
+            "family_size": family_size,
+            "n_resamples": self.n_resamples,
+            "n_permutations": self.n_permutations if (self.randomized or self.all_pairs) else None,
+            "all_pairs": self.all_pairs,
+            "confidence": self.confidence,
+            "ci_method": "paired bootstrap, percentile",
+            "alpha": self.alpha,
+            "mde_power": 0.8,
+            "seed": self.seed,
+            "detect": self.detect,
+        }
+
+
+STATISTICS: tuple[str, ...] = tuple(f.name for f in fields(Statistics))
+
+
 def compare(
     qrels: Any,
     runs: Sequence[Any],
@@ -79,20 +149,15 @@ def compare(
     *,
     names: Sequence[str] | None = None,
     baseline: str | None = None,
-    test: str = "t",
-    randomization: bool = False,
-    correction: str = "holm",
-    n_resamples: int = 10_000,
-    n_permutations: int = 10_000,
-    confidence: float = 0.95,
-    alpha: float = 0.05,
-    detect: float | None = None,
-    seed: int = 0,
     tags: dict[str, dict[str, str]] | None = None,
-    all_pairs: bool = False,
-    **evaluate_options: Any,
+    stats: Statistics | None = None,
+    engine: Any = "local",
+    qrels_format: str | None = None,
+    run_format: str | None = None,
+    **options: Any,
 ) -> Comparison:
-    """Compare runs on the same queries; the first run (or ``baseline``) is the baseline.
+    """Evaluate runs on the same queries (one `Session`: the qrels are read once) and compare
+    each with the baseline (the first run, or ``baseline``) with `compare_results`.
 
     Args:
         qrels: judgments (anything `rankgate.evaluate` takes).
@@ -101,94 +166,109 @@ def compare(
         measures: measure names or values.
         names: a name per run (default: the run's name or file stem).
         baseline: name of the baseline system (default: the first run).
-        test: ``"t"`` (paired t-test) or ``"randomization"`` for the reported p-value.
-        randomization: also compute the randomization test's p-value when ``test="t"``.
-        correction: ``"holm"``, ``"bonferroni"``, ``"bh"`` or ``"none"``, over every
-            candidate x measure pair.
-        n_resamples: bootstrap resamples for the confidence interval of each delta.
-        n_permutations: sign flips of the randomization test.
-        confidence: coverage of the intervals.
-        alpha: significance level (marks, power analysis).
-        detect: a delta to detect; each row then says how many queries that needs.
-        seed: seed of every random draw; the same seed gives the same numbers.
-        tags: ``{qid: {tag: value}}``; adds a breakdown per tag value (``by_tag``), worst
-            delta first, with group sizes; groups under 10 queries are marked ``small``.
-        all_pairs: also test every pair of systems with a randomized Tukey HSD (queries as
-            blocks, ``n_permutations`` shuffles), which controls the family-wise error rate.
-        **evaluate_options: ``queries=``, ``ties=``, ``rel=``, ``empty=``, ``duplicates=``,
-            ``judged_only=`` as in `rankgate.evaluate`.
+        tags: ``{qid: {tag: value}}``; adds a breakdown per tag value (`compare_results`).
+        stats: the `Statistics` (default: the defaults).
+        engine: where the runs are evaluated (``"local"``, ``"ray"`` or an `Engine`).
+        qrels_format, run_format: the files' formats (default: from extension and content).
+        **options: `Statistics` fields by name (``n_resamples=``, ``correction=``, ...) and the
+            evaluation's ``settings=`` or single policies (``queries=``, ``ties=``, ``rel=``,
+            ``empty=``, ``duplicates=``, ``judged_only=``), as in `rankgate.evaluate`.
     """
-    from rankgate.evaluation.evaluate import evaluate
-    from rankgate.io.coerce import as_qrels, as_run
+    from rankgate.evaluation.session import Session
+    from rankgate.evaluation.settings import Settings
 
     if len(runs) < 2:
         raise ConfigError("compare needs at least two runs: a baseline and a candidate.", key_path="runs")
-    _check_correction(correction)
-    duplicates = evaluate_options.get("duplicates", "error")
-    q = as_qrels(qrels, duplicates=duplicates)
-    loaded = [r if isinstance(r, Results) else as_run(r, duplicates=duplicates) for r in runs]
-    labels = list(names) if names else [_name(r) or f"run{i + 1}" for i, r in enumerate(loaded)]
-    if len(labels) != len(loaded):
-        raise ConfigError(f"Got {len(labels)} names for {len(loaded)} runs.", key_path="names")
+    chosen = Statistics.of(stats, **{k: options.pop(k) for k in STATISTICS if k in options})
+    settings = Settings.of(options.pop("settings", None), **options)
+    if names and len(names) != len(runs):
+        raise ConfigError(f"Got {len(names)} names for {len(runs)} runs.", key_path="names")
+    session = Session.open(qrels, measures, settings=settings, engine=engine, qrels_format=qrels_format)
+    evaluated = [r if isinstance(r, Results) else session.evaluate(r, run_format=run_format) for r in runs]
+    return compare_results(by_name(evaluated, names), baseline=baseline, tags=tags, stats=chosen)
+
+
+def by_name(evaluated: Sequence[Results], names: Sequence[str] | None = None) -> dict[str, Results]:
+    """The results by system name: ``names`` in order, else each run's name (``run1``... when it has none)."""
+    if names and len(names) != len(evaluated):
+        raise ConfigError(f"Got {len(names)} names for {len(evaluated)} runs.", key_path="names")
+    labels = list(names) if names else [r.run_name or f"run{i + 1}" for i, r in enumerate(evaluated)]
     if len(set(labels)) != len(labels):
         raise ConfigError(f"System names must differ (got {', '.join(labels)}); pass --name.", key_path="names")
-    base_name = baseline or labels[0]
-    if base_name not in labels:
-        raise ConfigError(f"No system named {base_name!r} (have: {', '.join(labels)}).", key_path="baseline")
-
-    results = {
-        name: r if isinstance(r, Results) else evaluate(q, r, measures, **evaluate_options)
-        for name, r in zip(labels, loaded, strict=True)
-    }
-    return compare_results(
-        results,
-        baseline=base_name,
-        test=test,
-        randomization=randomization,
-        correction=correction,
-        n_resamples=n_resamples,
-        n_permutations=n_permutations,
-        confidence=confidence,
-        alpha=alpha,
-        detect=detect,
-        seed=seed,
-        tags=tags,
-        all_pairs=all_pairs,
-    )
+    return dict(zip(labels, evaluated, strict=True))
 
 
 def compare_results(
     results: dict[str, Results],
     *,
     baseline: str | None = None,
-    test: str = "t",
-    randomization: bool = False,
-    correction: str = "holm",
-    n_resamples: int = 10_000,
-    n_permutations: int = 10_000,
-    confidence: float = 0.95,
-    alpha: float = 0.05,
-    detect: float | None = None,
-    seed: int = 0,
     tags: dict[str, dict[str, str]] | None = None,
-    all_pairs: bool = False,
+    stats: Statistics | None = None,
+    **options: Any,
 ) -> Comparison:
-    """`compare` on results already evaluated (say, a baseline read back from the store).
+    """Compare results already evaluated: every candidate with the baseline on every measure.
 
     Every `Results` must hold the same measures; they are paired on the queries they share.
+    p-values are adjusted across every candidate x measure pair at once.
+
+    Args:
+        results: the systems' results by name (two or more).
+        baseline: name of the baseline system (default: the first).
+        tags: ``{qid: {tag: value}}``; adds a breakdown per tag value (``by_tag``), worst
+            delta first, with group sizes; groups under 10 queries are marked ``small``.
+        stats: the `Statistics`; ``options`` set single fields of it by name.
     """
     if len(results) < 2:
         raise ConfigError("compare needs at least two results: a baseline and a candidate.", key_path="runs")
-    _check_correction(correction)
+    chosen = Statistics.of(stats, **options)
     labels = list(results)
-    base_name = baseline or labels[0]
+    base_name = _check_systems(results, baseline or labels[0])
+    common, notes = _shared_queries(results)
+    measure_names = results[base_name].names
+    base_matrix = _matrix(results[base_name], common, measure_names)
+    candidates = [n for n in labels if n != base_name]
+    rows: list[dict[str, Any]] = []
+    for name in candidates:
+        found, said = _rows_against(
+            base_matrix, _matrix(results[name], common, measure_names), name, measure_names, chosen
+        )
+        rows.extend(found)
+        notes.extend(said)
+    _adjust(rows, chosen)
+    pairs = (
+        _all_pairs(results, labels, common, measure_names, chosen.n_permutations, chosen.seed)
+        if chosen.all_pairs
+        else []
+    )
+    by_tag = _breakdown(tags, common, base_matrix, results, candidates, measure_names, chosen.n_resamples, chosen.seed)
+    return Comparison(
+        baseline=base_name,
+        systems=labels,
+        measures=measure_names,
+        query_ids=common,
+        rows=rows,
+        results=results,
+        settings={**results[base_name].settings, **chosen.settings(len(rows))},
+        notes=notes,
+        by_tag=by_tag,
+        pairs=pairs,
+    )
+
+
+def _check_systems(results: dict[str, Results], base_name: str) -> str:
+    """The baseline's name, once it is known that every system holds the baseline's measures."""
     if base_name not in results:
-        raise ConfigError(f"No system named {base_name!r} (have: {', '.join(labels)}).", key_path="baseline")
+        raise ConfigError(f"No system named {base_name!r} (have: {', '.join(results)}).", key_path="baseline")
     names_of = {name: res.names for name, res in results.items()}
     for name, measures_of in names_of.items():
         if set(measures_of) != set(names_of[base_name]):
             missing = sorted(set(names_of[base_name]) ^ set(measures_of))
             raise InputError(f"{name!r} and {base_name!r} hold different measures ({', '.join(missing)}).")
+    return base_name
+
+
+def _shared_queries(results: dict[str, Results]) -> tuple[list[str], list[str]]:
+    """The queries every system was evaluated on (byte order), and a note when they differ."""
     common = _common_queries(results)
     notes = []
     sizes = {name: len(res.query_ids) for name, res in results.items()}
@@ -200,85 +280,60 @@ def compare_results(
         )
     if len(common) < 2:
         raise InputError(f"The runs share {len(common)} evaluated queries; a comparison needs at least 2.")
-    base_res = results[base_name]
-    measure_names = base_res.names
-    base_matrix = _matrix(base_res, common, measure_names)
-    rows: list[dict[str, Any]] = []
-    candidates = [n for n in labels if n != base_name]
-    for name in candidates:
-        summary = paired_summary(
-            base_matrix,
-            _matrix(results[name], common, measure_names),
-            test=test,
-            randomization=randomization,
-            n_resamples=n_resamples,
-            n_permutations=n_permutations,
-            confidence=confidence,
-            alpha=alpha,
-            seed=seed,
-            names=measure_names,
-        )
-        notes.extend(f"{name}: {n}" for n in summary.notes)
-        for j, measure in enumerate(measure_names):
-            row: dict[str, Any] = {
-                "system": name,
-                "measure": measure,
-                "baseline_mean": float(summary.baseline_mean[j]),
-                "mean": float(summary.mean[j]),
-                "delta": float(summary.delta[j]),
-                "relative_delta": float(summary.relative_delta[j]),
-                "ci": [float(summary.ci_low[j]), float(summary.ci_high[j])],
-                "p_value": float(summary.p_value[j]),
-                "p_adjusted": math.nan,
-                "test": "paired t-test" if summary.test == "t" else "paired randomization test",
-                "t_statistic": float(summary.t_statistic[j]),
-                "effect_size": float(summary.effect_size[j]),
-                "sd_delta": float(summary.sd_delta[j]),
-                "mde": float(summary.mde[j]),
-                "wins": int(summary.wins[j]),
-                "ties": int(summary.ties[j]),
-                "losses": int(summary.losses[j]),
-            }
-            if summary.randomization_p_value is not None:
-                row["randomization_p_value"] = float(summary.randomization_p_value[j])
-            if detect is not None:
-                row["queries_needed"] = _needed(detect, row["sd_delta"], alpha)
-            rows.append(row)
-    adjusted = adjust_p(np.array([r["p_value"] for r in rows]), method=correction)
+    return common, notes
+
+
+def _rows_against(
+    base: np.ndarray, cand: np.ndarray, name: str, measures: list[str], stats: Statistics
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """One candidate against the baseline: a row per measure (p-values not yet adjusted), and notes."""
+    summary = paired_summary(
+        base,
+        cand,
+        test=stats.test,
+        randomization=stats.randomization,
+        n_resamples=stats.n_resamples,
+        n_permutations=stats.n_permutations,
+        confidence=stats.confidence,
+        alpha=stats.alpha,
+        seed=stats.seed,
+        names=measures,
+    )
+    rows = []
+    for j, measure in enumerate(measures):
+        row: dict[str, Any] = {
+            "system": name,
+            "measure": measure,
+            "baseline_mean": float(summary.baseline_mean[j]),
+            "mean": float(summary.mean[j]),
+            "delta": float(summary.delta[j]),
+            "relative_delta": float(summary.relative_delta[j]),
+            "ci": [float(summary.ci_low[j]), float(summary.ci_high[j])],
+            "p_value": float(summary.p_value[j]),
+            "p_adjusted": math.nan,
+            "test": "paired t-test" if summary.test == "t" else "paired randomization test",
+            "t_statistic": float(summary.t_statistic[j]),
+            "effect_size": float(summary.effect_size[j]),
+            "sd_delta": float(summary.sd_delta[j]),
+            "mde": float(summary.mde[j]),
+            "wins": int(summary.wins[j]),
+            "ties": int(summary.ties[j]),
+            "losses": int(summary.losses[j]),
+        }
+        if summary.randomization_p_value is not None:
+            row["randomization_p_value"] = float(summary.randomization_p_value[j])
+        if stats.detect is not None:
+            row["queries_needed"] = _needed(stats.detect, row["sd_delta"], stats.alpha)
+        rows.append(row)
+    return rows, [f"{name}: {n}" for n in summary.notes]
+
+
+def _adjust(rows: list[dict[str, Any]], stats: Statistics) -> None:
+    """Adjust every row's p-value over the whole family (candidates x measures) and mark significance."""
+    adjusted = adjust_p(np.array([r["p_value"] for r in rows]), method=stats.correction)
     for r, p in zip(rows, adjusted.tolist(), strict=True):
         r["p_adjusted"] = p
-        r["significant"] = bool(p < alpha)
-
-    pairs = _all_pairs(results, labels, common, measure_names, n_permutations, seed) if all_pairs else []
-    by_tag = _breakdown(tags, common, base_matrix, results, candidates, measure_names, n_resamples, seed)
-    settings = {
-        **base_res.settings,
-        "test": test,
-        "randomization": bool(randomization or test == "randomization"),
-        "correction": correction,
-        "family_size": len(rows),
-        "n_resamples": n_resamples,
-        "n_permutations": n_permutations if (randomization or test == "randomization" or all_pairs) else None,
-        "all_pairs": all_pairs,
-        "confidence": confidence,
-        "ci_method": "paired bootstrap, percentile",
-        "alpha": alpha,
-        "mde_power": 0.8,
-        "seed": seed,
-        "detect": detect,
-    }
-    return Comparison(
-        baseline=base_name,
-        systems=labels,
-        measures=measure_names,
-        query_ids=common,
-        rows=rows,
-        results=results,
-        settings=settings,
-        notes=notes,
-        by_tag=by_tag,
-        pairs=pairs,
-    )
+        r["significant"] = bool(p < stats.alpha)
 
 
 def _all_pairs(
@@ -349,18 +404,6 @@ def _breakdown(
                     row["p_value"] = float(summary.p_value[j])
     rows.sort(key=lambda r: (r["system"], r["measure"], r["small"], r["delta"], r["tag"], natural_order(r["value"])))
     return rows
-
-
-def _name(run: Any) -> str | None:
-    return run.run_name if isinstance(run, Results) else run.name
-
-
-def _check_correction(correction: str) -> None:
-    if correction not in CORRECTIONS:
-        raise ConfigError(
-            f"The 'correction' parameter must be one of {', '.join(CORRECTIONS)}. Got {correction!r} instead.",
-            key_path="correction",
-        )
 
 
 def _common_queries(results: dict[str, Results]) -> list[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -17,10 +17,8 @@ import pyarrow.compute as pc
 from rankgate.core.hashing import GOLDEN
 from rankgate.core.hashing import string_hashes as string_hashes  # re-exported: it lived here
 from rankgate.core.parallel import parallel_map
+from rankgate.core.policies import DUPLICATE_POLICIES as DUPLICATE_POLICIES  # re-exported: it lived here
 from rankgate.extras import require
-
-DuplicatePolicy = Literal["error", "first", "max"]
-DUPLICATE_POLICIES: tuple[str, ...] = ("error", "first", "max")
 
 
 def as_strings(values: Any) -> pa.ChunkedArray:

@@ -24,10 +24,10 @@ from rankgate.core.columns import (
 from rankgate.core.hashing import hash_filter_rows, high_words, string_hashes
 from rankgate.core.ids import RowLocator, check_ids, default_locator, intern_query_ids, mapping_locator
 from rankgate.core.parallel import parallel_map
+from rankgate.core.policies import TIE_POLICIES as TIE_POLICIES  # re-exported: it lived here
 from rankgate.core.run_scan import find_self_matches, scan_doc_ids, tied_neighbours
 from rankgate.errors import InputError
 
-TIE_POLICIES: tuple[str, ...] = ("trec", "input")
 _MAX_FILTER_IDS = 1 << 24  # more judged pairs than this: the filter tables pass too many rows
 
 

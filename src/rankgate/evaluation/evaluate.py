@@ -1,37 +1,21 @@
-"""`evaluate`: score a run against qrels with trec_eval's semantics, fast.
+"""`evaluate`: score a run against qrels with trec_eval's semantics, on any engine.
 
-The work is in three steps. Ids are resolved once: the run rows whose (query, doc) pair
-is judged are found with the run's doc-id hashes (a prefilter; every hit is then checked on
-the strings themselves), and each gets its rank in evaluation order. Queries are then split
-into blocks of at most ``chunk_rows`` ranked rows. Each block is a sparse numeric
-`RankedBlock` (the judged rows with their ranks, and each query's depth) that every kernel
-reads, so the work after the join follows the judgments, not the run's depth. Per-query
-values of the blocks are stacked, so the result is the same whatever the block size (and
-`Results.merge` combines separately evaluated query partitions exactly).
+The one evaluation entry point of the library and the command line: it gathers the
+`Settings`, opens a `Session` (reads the qrels once, picks the engine) and evaluates the run.
+The scoring itself is `rankgate.evaluation.driver.evaluate_in_memory`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-import numpy as np
-import pyarrow as pa
-
-from rankgate.core.columns import indices
-from rankgate.core.qrels import Qrels
-from rankgate.core.run import TIE_POLICIES, Run
-from rankgate.errors import ConfigError, InputError
-from rankgate.evaluation.facts import EvaluationFacts
-from rankgate.evaluation.join import index_in, join
+from rankgate.evaluation.driver import versions as versions  # re-exported: it lived here
+from rankgate.evaluation.engines import Engine
 from rankgate.evaluation.results import Results
-from rankgate.measures.block import RankedBlock, restrict_to_judged
-from rankgate.measures.parse import parse_measures
+from rankgate.evaluation.session import Session
+from rankgate.evaluation.settings import Settings
 from rankgate.measures.registry import Measure
-
-QUERY_POLICIES: tuple[str, ...] = ("qrels", "intersection")
-EMPTY_POLICIES: tuple[str, ...] = ("zero", "skip")
 
 
 def evaluate(
@@ -39,12 +23,20 @@ def evaluate(
     run: Any,
     measures: str | Measure | Iterable[str | Measure],
     *,
-    queries: str = "qrels",
-    ties: str = "trec",
-    rel: int = 1,
-    empty: str = "zero",
-    duplicates: str = "error",
-    judged_only: bool = False,
+    settings: Settings | Mapping[str, Any] | None = None,
+    queries: str | None = None,
+    ties: str | None = None,
+    rel: int | None = None,
+    empty: str | None = None,
+    duplicates: str | None = None,
+    judged_only: bool | None = None,
+    engine: str | Engine = "local",
+    memory: str | int | None = None,
+    partitions: int | None = None,
+    ray_address: str | None = None,
+    name: str | None = None,
+    qrels_format: str | None = None,
+    run_format: str | None = None,
     chunk_rows: int = 1_000_000,
     max_grade: int | None = None,
 ) -> Results:
@@ -52,8 +44,11 @@ def evaluate(
 
     Args:
         qrels: a `Qrels`, a path, ``{qid: {docid: grade}}``, ``{qid: [docid, ...]}`` or a DataFrame.
-        run: a `Run`, a path, ``{qid: {docid: score}}`` or a DataFrame.
+        run: a `Run`, a path, ``{qid: {docid: score}}`` or a DataFrame; with ``engine="ray"`` a
+            folder, glob or list of shard files.
         measures: names such as ``"nDCG@10"``, ``"recall@100"``, ``"P(rel=2)@5"``, or `Measure` values.
+        settings: the six policies at once (`Settings` or a mapping); the keywords below
+            override single ones. Default: ``Settings()``.
         queries: "qrels" averages every qrels query (absent from the run: 0, trec_eval -c);
             "intersection" only queries in both (pytrec_eval, BEIR).
         ties: "trec" breaks score ties by doc id descending (byte-wise); "input" keeps input order.
@@ -61,12 +56,19 @@ def evaluate(
         empty: "zero" keeps queries with no relevant judgment (they score 0); "skip" drops them.
         duplicates: repeated (query, doc) pairs in raw inputs: "error", keep "first", or "max".
         judged_only: drop unjudged documents from rankings first (condensed lists).
+        engine: "local" (this process) or "ray" (a Ray cluster), or an `Engine`.
+        memory: a budget such as "4GB": a run file larger than that is evaluated out of core.
+        partitions: query partitions (out of core or Ray); on the local engine it forces out of core.
+        ray_address: the Ray cluster (``engine="ray"`` only; default: the running one or a new local one).
+        name: the run's name (default: its own, or the file stem).
+        qrels_format, run_format: the files' formats (default: from extension and content).
         chunk_rows: ranked rows per block; bounds memory, never changes results.
         max_grade: the largest grade of the whole qrels, when ``qrels`` is one query partition
             of it (ERR's default gain ceiling); default: the largest grade in ``qrels``.
 
     Returns:
-        `Results` with aggregates, per-query values, query accounting and settings.
+        `Results` with aggregates, per-query values, query accounting and settings; equal, bit
+        for bit, on every engine.
 
     Examples:
         Ties in score are broken by doc id descending, as in trec_eval, so "d2" comes first:
@@ -85,249 +87,18 @@ def evaluate(
         >>> evaluate(qrels, run, ["AP@1", "AP"]).aggregate
         {'AP@1': 0.5, 'AP': 0.8333333333333333}
     """
-    _check_choice("queries", queries, QUERY_POLICIES)
-    _check_choice("ties", ties, TIE_POLICIES)
-    _check_choice("empty", empty, EMPTY_POLICIES)
-    if isinstance(rel, bool) or not isinstance(rel, int | np.integer) or rel < 1:
-        raise ConfigError(f"The 'rel' parameter must be an int >= 1. Got {rel!r} instead.", key_path="rel")
-    if not isinstance(chunk_rows, int) or chunk_rows < 1:
-        raise ConfigError(f"The 'chunk_rows' parameter must be an int >= 1. Got {chunk_rows!r} instead.")
-    if isinstance(measures, str | Measure):
-        measures = [measures]
-    wanted = [m.with_defaults(rel=int(rel)) for m in parse_measures(measures)]
-    if not wanted:
-        raise ConfigError("No measure given: pass at least one, e.g. 'nDCG@10'.", key_path="measures")
-
-    from rankgate.io.coerce import as_qrels, as_run
-
-    q = as_qrels(qrels, duplicates=duplicates)
-    r = as_run(run, duplicates=duplicates)
-    if q.num_rows == 0:
-        raise InputError("the qrels hold no judgments: nothing to evaluate", source=q.source)
-    plan = _plan_queries(q, r, queries=queries, empty=empty, rel=int(rel))
-    judged = _judged_rows(plan, q, r, ties)
-    if max_grade is None:
-        max_grade = int(q.grades.max())
-    _check_gains(wanted, max_grade, q.source)
-
-    values = np.zeros((len(plan.qrels_index), len(wanted)))
-    unjudged = _UnjudgedTally(_probe_cutoff(wanted))
-    for lo, hi in _blocks(plan, r, chunk_rows):
-        block = _build_block(plan, q, r, judged, lo, hi, max_grade)
-        unjudged.add(block)
-        if judged_only:
-            block = restrict_to_judged(block)
-        for j, m in enumerate(wanted):
-            values[lo:hi, j] = m.spec.kernel(block.head(m.cutoff), m)
-
-    # queries evaluated and in the run (the missing ones and the run-only ones have warnings of their own)
-    evaluated_depths = r.depths[plan.run_index[plan.run_index >= 0]] if r.num_rows else np.zeros(0, np.int64)
-    facts = EvaluationFacts(
-        counts=plan.counts,
-        missing_ids=plan.missing_ids,
-        run_only_ids=plan.run_only_ids,
-        self_matches=r.self_matches[:3],
-        n_self_matches=len(r.self_matches),
-        run_rows=r.num_rows,
-        deepest=int(r.depths.max()) if r.num_rows else 0,
-        cutoffs=(cutoffs := _cutoff_names(wanted)),
-        shallow={k: int(np.count_nonzero(evaluated_depths < k)) for k in cutoffs},
-        probe_k=unjudged.k,
-        unjudged=unjudged.unjudged,
-        shown=unjudged.shown,
-        queries=queries,
-        empty=empty,
-    )
-    settings = {
-        "queries": queries,
-        "ties": ties,
-        "rel": int(rel),
-        "empty": empty,
-        "duplicates": duplicates,
-        "judged_only": bool(judged_only),
-        "scores": "float64",
-        "aggregate": "mean over queries; sum for NumRel, NumRet, NumRelRet",
-    }
-    return Results(
-        measures=wanted,
-        query_ids=q.query_ids.take(indices(plan.qrels_index)).to_pylist(),
-        values=values,
-        queries=plan.counts,
-        settings=settings,
-        warnings=facts.warnings(),
-        run_name=r.name,
-        versions=versions(),
-        facts=facts,
-    )
-
-
-def versions() -> dict[str, str]:
-    from rankgate._version import __version__
-
-    return {"rankgate": __version__, "numpy": np.__version__, "pyarrow": pa.__version__}
-
-
-MAX_EXP_GAIN_GRADE = 1023  # 2^1024 - 1 overflows float64
-
-
-def _check_gains(measures: Sequence[Measure], max_grade: int, source: str | None) -> None:
-    for m in measures:
-        exponential = m.name == "ERR" or dict(m.params).get("gain") == "exp"
-        if exponential and max_grade > MAX_EXP_GAIN_GRADE:
-            raise InputError(
-                f"{m} computes 2^grade, which overflows float64 for grade {max_grade}: "
-                f"use grades <= {MAX_EXP_GAIN_GRADE}" + (" or the linear gain" if m.name == "nDCG" else ""),
-                source=source,
-            )
-
-
-def _check_choice(name: str, value: str, allowed: Sequence[str]) -> None:
-    if value not in allowed:
-        raise ConfigError(
-            f"The '{name}' parameter must be one of {', '.join(allowed)}. Got {value!r} instead.", key_path=name
-        )
-
-
-@dataclass
-class _QueryPlan:
-    qrels_index: np.ndarray  # evaluated queries, as indices into qrels.query_ids (byte order)
-    run_index: np.ndarray  # matching index into run.query_ids, -1 when absent from the run
-    counts: dict[str, int]
-    run_only_ids: list[str]
-    missing_ids: list[str]
-
-
-def _plan_queries(q: Qrels, r: Run, *, queries: str, empty: str, rel: int) -> _QueryPlan:
-    run_of_qrels = index_in(q.query_ids, r.query_ids)
-    qrels_of_run = index_in(r.query_ids, q.query_ids)
-    has_rel = np.bincount(q.query_codes, weights=(q.grades >= rel), minlength=q.num_queries) > 0
-    candidates = np.arange(q.num_queries) if queries == "qrels" else np.flatnonzero(run_of_qrels >= 0)
-    no_rel = candidates[~has_rel[candidates]]
-    chosen = candidates if empty == "zero" else candidates[has_rel[candidates]]
-    missing = np.flatnonzero(run_of_qrels < 0)
-    run_only = np.flatnonzero(qrels_of_run < 0)
-    counts = {
-        "evaluated": len(chosen),
-        "missing_from_run": len(missing),
-        "run_only": len(run_only),
-        "no_relevant": len(no_rel),
-    }
-    return _QueryPlan(
-        qrels_index=chosen,
-        run_index=run_of_qrels[chosen],
-        counts=counts,
-        run_only_ids=r.query_ids.take(indices(run_only[:3])).to_pylist(),
-        missing_ids=q.query_ids.take(indices(missing[:3])).to_pylist(),
-    )
-
-
-@dataclass
-class _Judged:
-    """The judged run rows of the evaluated queries, by (evaluated query, rank)."""
-
-    query: np.ndarray  # int64 index into the plan's evaluated queries, ascending
-    rank: np.ndarray  # int64 0-based rank in evaluation order
-    grade: np.ndarray  # int64
-
-
-def _judged_rows(plan: _QueryPlan, q: Qrels, r: Run, ties: str) -> _Judged:
-    rows, qrel_rows = join(q, r)
-    codes = r.query_codes[rows]
-    evaluated = np.full(r.num_queries, -1, dtype=np.int64)
-    present = np.flatnonzero(plan.run_index >= 0)
-    evaluated[plan.run_index[present]] = present
-    query = evaluated[codes]
-    keep = query >= 0
-    rows, codes, query, qrel_rows = rows[keep], codes[keep], query[keep], qrel_rows[keep]
-    rank = r.ranks(rows, codes, ties)
-    order = np.lexsort((rank, query))
-    return _Judged(query=query[order], rank=rank[order], grade=q.grades[qrel_rows[order]])
-
-
-def _blocks(plan: _QueryPlan, r: Run, chunk_rows: int) -> Iterator[tuple[int, int]]:
-    """Consecutive ranges of evaluated queries holding at most ``chunk_rows`` ranked rows."""
-    n = len(plan.qrels_index)
-    _, depth = _run_spans(r, plan.run_index)
-    cum = np.cumsum(depth)
-    lo = 0
-    while lo < n:
-        base = cum[lo - 1] if lo else 0
-        hi = int(np.searchsorted(cum, base + chunk_rows, side="right"))
-        hi = max(hi, lo + 1)
-        yield lo, min(hi, n)
-        lo = hi
-
-
-def _run_spans(r: Run, run_index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Start row and length of each query's ranking; length 0 where absent (index -1)."""
-    present = run_index >= 0
-    if r.num_queries == 0:  # a run with no rows at all: every query is absent
-        zeros = np.zeros(len(run_index), dtype=np.int64)
-        return zeros, zeros
-    safe = np.where(present, run_index, 0)
-    starts = r.offsets[safe].astype(np.int64)
-    return starts, np.where(present, r.offsets[safe + 1] - starts, 0)
-
-
-def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Concatenation of ``range(s, s + c)`` for each pair, vectorized."""
-    total = int(counts.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    ends = np.cumsum(counts)
-    shift = np.repeat(starts - (ends - counts), counts)
-    return np.arange(total, dtype=np.int64) + shift
-
-
-def _build_block(plan: _QueryPlan, q: Qrels, r: Run, judged: _Judged, lo: int, hi: int, max_grade: int) -> RankedBlock:
-    """The sparse block of evaluated queries ``lo:hi``: their judged rows and their depths."""
-    n = hi - lo
-    _, run_counts = _run_spans(r, plan.run_index[lo:hi])
-    a, b = np.searchsorted(judged.query, [lo, hi])
-    qi = plan.qrels_index[lo:hi]
-    qrel_starts = q.offsets[qi]
-    qrel_counts = q.offsets[qi + 1] - qrel_starts
-    qrows = _ranges(qrel_starts, qrel_counts)
-    return RankedBlock(
-        n_queries=n,
-        row_query=judged.query[a:b] - lo,
-        grade=judged.grade[a:b],
-        judged=np.ones(b - a, dtype=bool),
-        qrel_query=np.repeat(np.arange(n, dtype=np.int64), qrel_counts),
-        qrel_grade=q.grades[qrows],
+    given = {"queries": queries, "ties": ties, "rel": rel, "empty": empty, "duplicates": duplicates}
+    policies = {k: v for k, v in {**given, "judged_only": judged_only}.items() if v is not None}
+    session = Session.open(
+        qrels,
+        measures,
+        settings=Settings.of(settings, **policies),
+        engine=engine,
+        memory=memory,
+        partitions=partitions,
+        ray_address=ray_address,
+        qrels_format=qrels_format,
+        chunk_rows=chunk_rows,
         max_grade=max_grade,
-        rank=judged.rank[a:b],
-        depth=run_counts.astype(np.int64),
     )
-
-
-def _cutoff_names(measures: Sequence[Measure]) -> dict[int, list[str]]:
-    out: dict[int, list[str]] = {}
-    for m in measures:
-        if m.cutoff is not None:
-            out.setdefault(m.cutoff, []).append(str(m))
-    return out
-
-
-def _probe_cutoff(measures: Sequence[Measure]) -> int:
-    cutoffs = [m.cutoff for m in measures if m.cutoff is not None]
-    return min(cutoffs) if cutoffs else 10
-
-
-class _UnjudgedTally:
-    """Counts unjudged documents in the top k of every evaluated ranking."""
-
-    def __init__(self, k: int) -> None:
-        self.k = k
-        self.unjudged = 0
-        self.shown = 0
-
-    def add(self, block: RankedBlock) -> None:
-        shown = int(np.minimum(block.depth, self.k).sum())
-        known = int(np.count_nonzero(block.judged & (block.grade >= 0) & (block.rank < self.k)))
-        self.shown += shown
-        self.unjudged += shown - known
-
-    @property
-    def fraction(self) -> float:
-        return self.unjudged / self.shown if self.shown else 0.0
+    return session.evaluate(run, name=name, run_format=run_format)

@@ -18,9 +18,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator, model_validator
 
 from rankgate.errors import ConfigError, MeasureError
+from rankgate.evaluation.settings import CHOICES, Settings
+from rankgate.evaluation.settings import DEFAULTS as DEFAULT_SETTINGS
+from rankgate.evaluation.settings import NAMES as SETTING_NAMES
 from rankgate.measures.parse import parse_measure
 from rankgate.measures.registry import Measure
 
@@ -70,21 +73,27 @@ class GateSpec(_Strict):
         return self
 
 
-class EvaluationSettings(_Strict):
-    """The semantic options of `rankgate.evaluate`, fixed in the config so every run agrees."""
+def _settings_schema() -> type[BaseModel]:
+    """The ``settings:`` block of the file, derived from `Settings` (names, choices, defaults)."""
+    fields: dict[str, Any] = {}
+    for name in SETTING_NAMES:
+        default = getattr(DEFAULT_SETTINGS, name)
+        if name in CHOICES:
+            fields[name] = (Literal[CHOICES[name]], default)
+        elif name == "rel":
+            fields[name] = (int, Field(default=default, ge=1))
+        else:
+            fields[name] = (bool, default)
+    return create_model("EvaluationSettings", __base__=_Strict, **fields)
 
-    queries: Literal["qrels", "intersection"] = "qrels"
-    ties: Literal["trec", "input"] = "trec"
-    rel: int = Field(default=1, ge=1)
-    empty: Literal["zero", "skip"] = "zero"
-    duplicates: Literal["error", "first", "max"] = "error"
-    judged_only: bool = False
+
+EvaluationSettings = _settings_schema()
 
 
 class GateFile(_Strict):
     version: Literal[1] = 1
     defaults: GateDefaults = GateDefaults()
-    settings: EvaluationSettings = EvaluationSettings()
+    settings: EvaluationSettings = EvaluationSettings()  # type: ignore[valid-type]
     tags_file: str | None = None
     baseline_key: str = Field(default="default", min_length=1)
     seed: int = 0
@@ -125,7 +134,7 @@ class GateConfig(BaseModel):
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     gates: tuple[Gate, ...]
-    settings: EvaluationSettings
+    settings: Settings
     tags_file: Path | None
     baseline_key: str
     seed: int
@@ -220,7 +229,7 @@ def _resolve(spec: GateFile, source: str, *, base: Path) -> GateConfig:
         gates.append(
             Gate(
                 name=g.name,
-                metric=metric.with_defaults(rel=spec.settings.rel),
+                metric=metric.with_defaults(rel=spec.settings.rel),  # type: ignore[attr-defined]
                 label=label,
                 threshold=g.threshold,
                 regression_max=g.regression_max,
@@ -239,7 +248,7 @@ def _resolve(spec: GateFile, source: str, *, base: Path) -> GateConfig:
             tags_file = base / tags_file
     return GateConfig(
         gates=tuple(gates),
-        settings=spec.settings,
+        settings=Settings(**spec.settings.model_dump()),  # type: ignore[attr-defined]
         tags_file=tags_file,
         baseline_key=spec.baseline_key,
         seed=spec.seed,

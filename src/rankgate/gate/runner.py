@@ -16,7 +16,7 @@ from rankgate.gate.config import GateConfig, load_config
 from rankgate.gate.decide import GateOutcome, decide, verdict
 
 if TYPE_CHECKING:
-    from rankgate.evaluation.engines.choice import EngineChoice
+    from rankgate.evaluation.engines import Engine
 
 EXIT_CODES = {"pass": 0, "warn": 0, "fail": 1}
 
@@ -81,7 +81,7 @@ def run_gate(
     run_name: str | None = None,
     qrels_format: str | None = None,
     run_format: str | None = None,
-    engine: EngineChoice | None = None,
+    engine: Engine | str | None = None,
 ) -> GateReport:
     """Evaluate ``run``, compare it with its baseline, decide every gate, and record the result.
 
@@ -98,21 +98,25 @@ def run_gate(
         allow_qrels_change: compare with a stored baseline evaluated on other judgments.
         tags: ``{qid: {tag: value}}`` for tag filters and the breakdown (else ``tags_file``).
         run_name: the name recorded and shown (default: the run's file stem).
-        engine: where run files are evaluated (`EngineChoice`: out of core, or a Ray cluster
-            for runs sharded into files); default: in memory.
+        engine: where the runs are evaluated (an `Engine`, or ``"local"`` / ``"ray"``: out of
+            core, or a Ray cluster for runs sharded into files); default: in memory. The qrels
+            are read once for the run and its baseline run.
     """
-    from rankgate.io.coerce import as_qrels
+    from rankgate.evaluation.session import Session
     from rankgate.store.fingerprint import qrels_fingerprint
 
     cfg = config if isinstance(config, GateConfig) else load_config(config)
-    options = cfg.settings.model_dump()
     if tags is None and cfg.tags_file is not None:
         from rankgate.io.tags import read_query_tags
 
         tags = read_query_tags(cfg.tags_file)
-    q = _load(as_qrels, qrels, qrels_format, options["duplicates"], kind="qrels")
     measures = cfg.measures
-    evaluate_run = _evaluator(q, qrels, measures, options, engine, qrels_format, run_format)
+    session = Session.open(qrels, measures, settings=cfg.settings, engine=engine or "local", qrels_format=qrels_format)
+    q = session.qrels
+
+    def evaluate_run(run: Any, name: str | None) -> Results:
+        return session.evaluate(run, name=name, run_format=run_format)
+
     current = evaluate_run(run, run_name)
     fingerprint = qrels_fingerprint(q)
     notes: list[str] = []
@@ -159,41 +163,6 @@ def run_gate(
         notes=notes,
         settings={**current.settings, "seed": cfg.seed, "n_resamples": cfg.n_resamples},
     )
-
-
-def _evaluator(
-    q: Any,
-    qrels: Any,
-    measures: list[Any],
-    options: dict[str, Any],
-    engine: EngineChoice | None,
-    qrels_format: str | None,
-    run_format: str | None,
-) -> Callable[[Any, str | None], Results]:
-    """``evaluate_run(run, name)``: in memory against ``q``, or a run file where ``engine`` says."""
-    from rankgate.evaluation.engines.choice import EngineChoice
-    from rankgate.evaluation.evaluate import evaluate
-    from rankgate.io.coerce import as_run
-
-    def evaluate_run(run: Any, name: str | None) -> Results:
-        if isinstance(run, str | os.PathLike | list | tuple):  # files: where the engine says
-            formats = {"qrels_format": qrels_format, "run_format": run_format}
-            return (engine or EngineChoice()).evaluate(
-                qrels, run, measures, name=name, judgments=q, **formats, **options
-            )
-        return evaluate(q, as_run(run, duplicates=options["duplicates"]), measures, **options)  # Run, dict, frame
-
-    return evaluate_run
-
-
-def _load(convert: Any, value: Any, fmt: str | None, duplicates: str, *, kind: str, name: str | None = None) -> Any:
-    from rankgate.io.readers import read_qrels, read_run
-
-    if isinstance(value, str | os.PathLike):
-        if kind == "qrels":
-            return read_qrels(value, format=fmt, duplicates=duplicates)
-        return read_run(value, format=fmt, duplicates=duplicates, name=name)
-    return convert(value, duplicates=duplicates)
 
 
 def _open_store(store: Any) -> Any:

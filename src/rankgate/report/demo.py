@@ -22,13 +22,14 @@ EXTRA = ("RR", "AP", "Judged@10")
 HISTORY = (("bm25", 28), ("keyword_first", 21), ("dense", 14), ("dense", 7))
 
 
-def demo_inputs(*, store: Any = None, n_resamples: int = 2000) -> list[dict[str, Any]]:
+def demo_inputs(*, store: Any = None, n_resamples: int = 2000, qrels: Any = None) -> list[dict[str, Any]]:
     """The inputs of the demo report as loaded inputs (``{"kind", "source", "data"}``).
 
     Args:
         store: an open results store to record main's history and the gated run in; None
             gates against the ``dense`` run evaluated on the spot.
         n_resamples: bootstrap resamples of the comparison's confidence intervals.
+        qrels: the demo judgments already read (`Qrels`); default: read them here, once.
     """
     from rankgate.comparison.compare import compare
     from rankgate.data import (
@@ -39,18 +40,18 @@ def demo_inputs(*, store: Any = None, n_resamples: int = 2000) -> list[dict[str,
         demo_query_tags,
         demo_run_path,
     )
-    from rankgate.evaluation.evaluate import evaluate
+    from rankgate.evaluation.session import Session
     from rankgate.gate.config import load_config
     from rankgate.gate.runner import run_gate
-    from rankgate.io import read_qrels, read_run
+    from rankgate.io import read_run
 
-    qrels = read_qrels(demo_qrels_path())
-    measures = [f"{f}@{k}" for f in FAMILIES for k in CUTOFFS] + list(EXTRA)
+    session = Session.open(qrels if qrels is not None else demo_qrels_path(), _measures())
+    qrels = session.qrels
     names = (*DEMO_RUNS, DEMO_CANDIDATE)
     runs = {name: read_run(demo_run_path(name)) for name in names}
     inputs: list[dict[str, Any]] = []
     for name in names:
-        res = evaluate(qrels, runs[name], measures)
+        res = session.evaluate(runs[name])
         inputs.append({"kind": "eval", "source": f"eval {name}", "data": res.to_dict()})
     comparison = compare(
         qrels,
@@ -71,14 +72,20 @@ def demo_inputs(*, store: Any = None, n_resamples: int = 2000) -> list[dict[str,
     return inputs
 
 
+def _measures() -> list[str]:
+    return [f"{f}@{k}" for f in FAMILIES for k in CUTOFFS] + list(EXTRA)
+
+
 def _record_history(store: Any, qrels: Any, runs: dict[str, Any], config: Any) -> None:
-    from rankgate.evaluation.evaluate import evaluate
+    from rankgate.evaluation.session import Session
     from rankgate.store.provenance import Provenance
 
     now = datetime.now(timezone.utc).replace(microsecond=0)
+    session = Session.open(qrels, config.measures, settings=config.settings)
+    evaluated = {name: session.evaluate(runs[name]) for name in dict(HISTORY)}  # each run once
     rid = None
     for name, days in HISTORY:
-        res = evaluate(qrels, runs[name], config.measures, **config.settings.model_dump())
+        res = evaluated[name]
         when = Provenance(created_at=now - timedelta(days=days), branch="main")
         rid = store.add(res, name=name, qrels=qrels, provenance=when, labels={"source": "demo"})
     if rid is not None:
@@ -91,6 +98,7 @@ def demo_report(
     export_dir: str | os.PathLike[str] | None = None,
     export_format: str = "svg",
     bench: Mapping[str, Any] | None = None,
+    qrels: Any = None,
 ) -> Path:
     """Write the demo's HTML report to ``out`` and return its path.
 
@@ -100,6 +108,7 @@ def demo_report(
             and neighbor-recall charts; None leaves that section out.
         export_dir: also write the key charts as images there (needs kaleido and Chromium).
         export_format: ``"svg"`` or ``"png"``.
+        qrels: the demo judgments already read (`Qrels`); default: read them here.
 
     Raises:
         BackendError: an extra the report or the demo gate needs is not installed (the
@@ -121,7 +130,7 @@ def demo_report(
         # A file store, not ":memory:": the report reads the history back as `rankgate report --store` would.
         path = Path(tmp) / "results.db"
         with open_store(path) as store:
-            inputs = demo_inputs(store=store)
+            inputs = demo_inputs(store=store, qrels=qrels)
         if bench is not None:
             inputs.append({"kind": "bench", "source": "bench demo", "data": dict(bench)})
         return write_report(

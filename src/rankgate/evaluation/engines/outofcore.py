@@ -1,8 +1,9 @@
-"""Out-of-core evaluation: runs and qrels larger than memory, in bounded memory.
+"""Out-of-core evaluation (`OutOfCore`): runs larger than memory, in bounded memory.
 
-Both files are streamed once and split by a hash of the query id into partition files on
-disk; then groups of partitions that fit the memory budget are evaluated one at a time and
-their `Results` merged. Query partitions are independent, so the result equals the
+The qrels are read once (by the session) and split by a hash of the query id; the run file
+is streamed once and split the same way into partition files on disk; then groups of
+partitions that fit the memory budget are evaluated one at a time and their `Results`
+merged. Query partitions are independent, so the result equals the
 in-memory one exactly (values, query counts, warnings), whatever order the file is in.
 """
 
@@ -14,16 +15,27 @@ import re
 import sys
 import tempfile
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from rankgate.core.qrels import Qrels
 from rankgate.core.run import Run
 from rankgate.errors import ConfigError
-from rankgate.evaluation.engines.partition import Partitions, groups, with_judgments, write_partitions
+from rankgate.evaluation.driver import evaluate_in_memory
+from rankgate.evaluation.engines import Job, refuse_shards
+from rankgate.evaluation.engines.local import InMemory
+from rankgate.evaluation.engines.partition import (
+    Partitions,
+    groups,
+    qrels_of,
+    split_qrels,
+    with_judgments,
+    write_partitions,
+)
 from rankgate.evaluation.results import Results
+from rankgate.evaluation.settings import Settings
 from rankgate.io.blocks import Block, iter_blocks, stream_format
 from rankgate.io.source import sniff_codec, stem
 from rankgate.measures.registry import Measure
@@ -67,12 +79,58 @@ def estimated_rows(path: str | os.PathLike[str]) -> int:
     return max(1, size // TEXT_BYTES_PER_LINE)
 
 
-def fits_in_memory(qrels: str | os.PathLike[str], run: str | os.PathLike[str], memory: int) -> bool:
-    return (estimated_rows(qrels) + estimated_rows(run)) * BYTES_PER_ROW <= memory
+@dataclass(frozen=True)
+class OutOfCore:
+    """Streams a TREC or Parquet run into query partitions on disk; evaluates groups of them
+    within ``memory``.
+
+    Attributes:
+        memory: budget for the evaluation of one group of partitions ("2GB", bytes).
+        partitions: number of partition files (default: from the sizes and the budget).
+        when_larger: evaluate in memory when the run fits the budget (``--memory``); else always
+            partition (``--partitions``, `evaluate_out_of_core`).
+        workdir: where the partition files go (default: the system's temp folder); they are
+            removed at the end, also on errors.
+        progress: show progress bars (default: when stderr is a terminal).
+    """
+
+    memory: str | int | None = None
+    partitions: int | None = None
+    when_larger: bool = False
+    workdir: str | os.PathLike[str] | None = None
+    progress: bool | None = None
+
+    def evaluate(self, job: Job, run: Any, *, name: str | None = None, run_format: str | None = None) -> Results:
+        refuse_shards(run)
+        budget = parse_memory(self.memory or "2GB")
+        rows = job.qrels.num_rows + (estimated_rows(run) if isinstance(run, str | os.PathLike) else 0)
+        if not isinstance(run, str | os.PathLike) or (self.when_larger and rows * BYTES_PER_ROW <= budget):
+            return InMemory().evaluate(job, run, name=name, run_format=run_format)
+        n = self.partitions or int(min(MAX_PARTITIONS, max(1, 4 * math.ceil(rows * BYTES_PER_ROW / budget))))
+        rfmt = stream_format(run, run_format)
+        show = sys.stderr.isatty() if self.progress is None else self.progress
+        qrels = split_qrels(job.qrels, n)
+        qrels_rows = np.array([t.num_rows for t in qrels], dtype=np.int64)
+        with tempfile.TemporaryDirectory(prefix="rankgate-ooc-", dir=self.workdir) as tmp, _Progress(show) as bar:
+            blocks = bar.track(iter_blocks(run, "run", rfmt), "splitting run")
+            rparts = write_partitions(blocks, tmp, n, prefix="run", source=str(run), fmt=rfmt)
+            plan = with_judgments(groups(qrels_rows + rparts.rows, max(1, budget // BYTES_PER_ROW)), qrels_rows)
+            parts = []
+            for group in bar.steps(plan, "evaluating partitions"):
+                rq, rd, rv, rlocate = _load(rparts, group)
+                r = Run(rq, rd, rv, name=name or stem(run), source=str(run), duplicates=job.settings.duplicates,
+                        locate=rlocate)  # fmt: skip
+                q = qrels_of([qrels[i] for i in group], job.qrels.source)
+                parts.append(evaluate_in_memory(q, r, job.measures, job.settings, chunk_rows=job.chunk_rows,
+                                                max_grade=job.top_grade))  # fmt: skip
+        merged = Results.merge(parts)
+        shown = self.memory or "2GB"
+        merged.settings["engine"] = f"local, out of core: {n} partitions in {len(plan)} groups, memory budget {shown}"
+        return merged
 
 
 def evaluate_out_of_core(
-    qrels: str | os.PathLike[str],
+    qrels: Any,
     run: str | os.PathLike[str],
     measures: str | Measure | Sequence[str | Measure],
     *,
@@ -83,60 +141,27 @@ def evaluate_out_of_core(
     run_format: str | None = None,
     name: str | None = None,
     progress: bool | None = None,
-    **options: Any,
+    chunk_rows: int = 1_000_000,
+    **policies: Any,
 ) -> Results:
-    """Evaluate TREC or Parquet files of any size within ``memory`` (plus a fixed overhead).
+    """Evaluate a TREC or Parquet run of any size within ``memory`` (plus a fixed overhead and
+    the qrels, which are read once and held in memory).
 
     Args:
-        qrels: path of the judgments (TREC text or Parquet, compressed or not).
+        qrels: the judgments (anything `rankgate.evaluate` takes).
         run: path of the run (TREC text or Parquet; sorted by query or not).
         measures: as in `rankgate.evaluate`.
-        memory: budget for the evaluation of one group of partitions ("2GB", bytes).
-        partitions: number of partition files (default: from the file sizes and the budget).
-        workdir: where the partition files go (default: the system's temp folder); they are
-            removed at the end, also on errors.
-        progress: show progress bars (default: when stderr is a terminal).
-        **options: ``queries=``, ``ties=``, ``rel=``, ``empty=``, ``duplicates=``,
-            ``judged_only=``, ``chunk_rows=`` as in `rankgate.evaluate`.
+        memory, partitions, workdir, progress: as in `OutOfCore`.
+        **policies: ``queries=``, ``ties=``, ``rel=``, ``empty=``, ``duplicates=``,
+            ``judged_only=`` as in `rankgate.evaluate`.
 
     Returns:
         `Results` equal to ``rankgate.evaluate`` on the same files, with
         ``settings["engine"]`` saying how it ran.
     """
-    from rankgate.evaluation.evaluate import evaluate
-
-    budget = parse_memory(memory)
-    qfmt, rfmt = stream_format(qrels, qrels_format), stream_format(run, run_format)
-    rows_guess = estimated_rows(qrels) + estimated_rows(run)
-    n = partitions or int(min(MAX_PARTITIONS, max(1, 4 * math.ceil(rows_guess * BYTES_PER_ROW / budget))))
-    if n < 1:
-        raise ConfigError(f"partitions must be >= 1. Got {partitions!r} instead.", key_path="partitions")
-    show = sys.stderr.isatty() if progress is None else progress
-    duplicates = options.get("duplicates", "error")
-    with tempfile.TemporaryDirectory(prefix="rankgate-ooc-", dir=workdir) as tmp, _Progress(show) as bar:
-        qparts = write_partitions(
-            bar.track(iter_blocks(qrels, "qrels", qfmt), "splitting qrels"),
-            tmp,
-            n,
-            prefix="qrels",
-            source=str(qrels),
-            fmt=qfmt,
-        )
-        rparts = write_partitions(
-            bar.track(iter_blocks(run, "run", rfmt), "splitting run"), tmp, n, prefix="run", source=str(run), fmt=rfmt
-        )
-        max_grade = int(qparts.max_value) if np.isfinite(qparts.max_value) else 0
-        plan = with_judgments(groups(qparts.rows + rparts.rows, max(1, budget // BYTES_PER_ROW)), qparts.rows)
-        parts = []
-        for group in bar.steps(plan, "evaluating partitions"):
-            qq, qd, qv, qlocate = _load(qparts, group)
-            q = Qrels(qq, qd, qv, source=str(qrels), duplicates=duplicates, locate=qlocate)
-            rq, rd, rv, rlocate = _load(rparts, group)
-            r = Run(rq, rd, rv, name=name or stem(run), source=str(run), duplicates=duplicates, locate=rlocate)
-            parts.append(evaluate(q, r, measures, max_grade=max_grade, **options))
-    merged = Results.merge(parts)
-    merged.settings["engine"] = f"local, out of core: {n} partitions in {len(plan)} groups, memory budget {memory}"
-    return merged
+    job = Job.read(qrels, measures, Settings.of(**policies), qrels_format=qrels_format, chunk_rows=chunk_rows)
+    engine = OutOfCore(memory=memory, partitions=partitions, workdir=workdir, progress=progress)
+    return engine.evaluate(job, run, name=name, run_format=run_format)
 
 
 def _load(parts: Partitions, group: list[int]) -> tuple[pa.ChunkedArray, pa.ChunkedArray, np.ndarray, Any]:

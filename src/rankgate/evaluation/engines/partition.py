@@ -1,4 +1,4 @@
-"""Split a run or qrels file into query partitions on disk (hash of the query id).
+"""Split a run file into query partitions on disk, and qrels into the same partitions (hash of the query id).
 
 Every row of a query lands in the same partition, whatever order the file is in, so each
 partition can be evaluated alone and the results merged exactly (`Results.merge`). Rows
@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 
-from rankgate.core.columns import string_hashes
+from rankgate.core.columns import indices, string_hashes
+from rankgate.core.qrels import Qrels
 from rankgate.io.blocks import Block
 
 SCHEMA = pa.schema([("qid", pa.string()), ("docid", pa.string()), ("value", pa.float64()), ("where", pa.int64())])
@@ -30,9 +31,6 @@ class Partitions:
     rows: np.ndarray  # rows per partition
     source: str
     fmt: str
-    max_value: float = -np.inf  # largest grade (qrels): ERR's gain ceiling for every partition
-    total_rows: int = 0
-    extra: dict[str, int] = field(default_factory=dict)
 
     def read(self, index: int) -> pa.Table:
         with pa.OSFile(str(self.paths[index]), "rb") as f:
@@ -76,14 +74,12 @@ def write_partitions(
     sinks = [pa.OSFile(str(p), "wb") for p in paths]
     writers = [pa.ipc.new_stream(s, SCHEMA) for s in sinks]
     rows = np.zeros(n, dtype=np.int64)
-    top = -np.inf
     try:
         for block in blocks:
             if on_block is not None:
                 on_block(block)
             if not len(block):
                 continue
-            top = max(top, float(block.value.max()))
             for i, piece in split_block(block, n):
                 writers[i].write_table(piece)
                 rows[i] += piece.num_rows
@@ -92,7 +88,26 @@ def write_partitions(
             w.close()
         for s in sinks:
             s.close()
-    return Partitions(paths=paths, rows=rows, source=source, fmt=fmt, max_value=top, total_rows=int(rows.sum()))
+    return Partitions(paths=paths, rows=rows, source=source, fmt=fmt)
+
+
+def split_qrels(q: Qrels, n: int) -> list[pa.Table]:
+    """The judgments of each of ``n`` query partitions (rows in `Qrels` order; empty tables too).
+
+    The qrels are read once per session; every run's partitions are matched with these.
+    """
+    qid = q.query_ids.take(indices(q.query_codes))
+    block = Block(qid, q.doc_ids, q.grades.astype(np.float64), np.arange(1, q.num_rows + 1, dtype=np.int64))
+    pieces = [SCHEMA.empty_table() for _ in range(n)]
+    for i, piece in split_block(block, n):
+        pieces[i] = piece
+    return pieces
+
+
+def qrels_of(pieces: list[pa.Table], source: str | None) -> Qrels:
+    """The `Qrels` of some partitions' judgments (already checked when the qrels were read)."""
+    table = pa.concat_tables(pieces) if pieces else SCHEMA.empty_table()
+    return Qrels(table["qid"], table["docid"], table["value"].to_numpy(), source=source)
 
 
 def with_judgments(plan: list[list[int]], qrels_rows: np.ndarray) -> list[list[int]]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import glob
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +21,11 @@ import numpy as np
 import pyarrow as pa
 
 from rankgate.errors import InputError
-from rankgate.evaluation.engines.partition import split_block, with_judgments
+from rankgate.evaluation.engines import Job
+from rankgate.evaluation.engines.partition import SCHEMA, qrels_of, split_block, split_qrels, with_judgments
 from rankgate.evaluation.engines.ray_cluster import join
 from rankgate.evaluation.results import Results
+from rankgate.evaluation.settings import Settings
 from rankgate.io.blocks import iter_blocks
 from rankgate.measures.registry import Measure
 
@@ -47,8 +50,62 @@ def shard_paths(run: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) 
     return found
 
 
+@dataclass(frozen=True)
+class OnRay:
+    """Evaluates a run sharded into files on a Ray cluster.
+
+    Attributes:
+        address: the Ray cluster (``"auto"``, ``"ray://host:10001"``); default: connect to the
+            running cluster or start a local one.
+        partitions: query partitions (default: 4 per CPU of the cluster).
+    """
+
+    address: str | None = None
+    partitions: int | None = None
+
+    def evaluate(self, job: Job, run: Any, *, name: str | None = None, run_format: str | None = None) -> Results:
+        """Evaluate ``run``: a folder of shards, a glob, a file, or a list of files (TREC or Parquet);
+        a run already in memory (`Run`, dict, frame) is evaluated here."""
+        if not isinstance(run, str | os.PathLike | list | tuple):
+            from rankgate.evaluation.engines.local import InMemory
+
+            return InMemory().evaluate(job, run, name=name, run_format=run_format)
+        shards = shard_paths(run)
+        ray = join(self.address)
+        n = self.partitions or max(2, 4 * int(ray.cluster_resources().get("CPU", 1)))
+        qrels = split_qrels(job.qrels, n)
+        plan = with_judgments([[i] for i in range(n)], np.array([t.num_rows for t in qrels]))
+        split = ray.remote(_split_shard).options(num_returns=n) if n > 1 else ray.remote(_split_shard)
+        by_shard = [split.remote(path, run_format, n) for path in shards]
+        if n == 1:
+            by_shard = [[ref] for ref in by_shard]
+        evaluate_group = ray.remote(_evaluate_group)
+        # each task gets its group's judgments, not the whole qrels
+        common = (job.qrels.source, job.measures, job.settings, job.chunk_rows, job.top_grade)
+        futures = [
+            evaluate_group.remote(
+                [qrels[i] for i in group],
+                common,
+                shards,
+                name or _name_of(run),
+                *[refs[i] for i in group for refs in by_shard],
+            )
+            for group in plan
+        ]
+        try:
+            parts = ray.get(futures)
+        except ray.exceptions.RayTaskError as e:
+            cause = e.as_instanceof_cause()
+            if isinstance(cause, InputError):
+                raise InputError(cause.message, source=cause.source, line=cause.line, text=cause.text) from None
+            raise
+        merged = Results.merge(parts)
+        merged.settings["engine"] = f"ray: {len(shards)} shards, {n} partitions in {len(plan)} tasks"
+        return merged
+
+
 def evaluate_ray(
-    qrels: str | os.PathLike[str],
+    qrels: Any,
     run: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     measures: str | Measure | Sequence[str | Measure],
     *,
@@ -57,63 +114,21 @@ def evaluate_ray(
     name: str | None = None,
     qrels_format: str | None = None,
     run_format: str | None = None,
-    **options: Any,
+    chunk_rows: int = 1_000_000,
+    **policies: Any,
 ) -> Results:
-    """Evaluate a run sharded into files on a Ray cluster.
+    """Evaluate a run sharded into files on a Ray cluster (`OnRay`); the qrels are read by the driver.
 
     Args:
-        qrels: path of the judgments (read by the driver; they are usually small).
+        qrels: the judgments (anything `rankgate.evaluate` takes; they are usually small).
         run: a folder of shards, a glob, a file, or a list of files (TREC text or Parquet).
         measures: as in `rankgate.evaluate`.
-        address: the Ray cluster (``"auto"``, ``"ray://host:10001"``); default: connect to the
-            running cluster or start a local one.
-        partitions: query partitions (default: 4 per CPU of the cluster).
+        address, partitions: as in `OnRay`.
         name: the run's name (default: the folder's or file's stem).
-        **options: as in `rankgate.evaluate`.
+        **policies: as in `rankgate.evaluate`.
     """
-    shards = shard_paths(run)
-    ray = join(address)
-    n = partitions or max(2, 4 * int(ray.cluster_resources().get("CPU", 1)))
-
-    qrels_pieces: list[list[pa.Table]] = [[] for _ in range(n)]
-    top = -np.inf
-    for block in iter_blocks(qrels, "qrels", qrels_format):
-        if len(block):
-            top = max(top, float(block.value.max()))
-        for i, piece in split_block(block, n):
-            qrels_pieces[i].append(piece)
-    qrels_rows = np.array([sum(t.num_rows for t in pieces) for pieces in qrels_pieces])
-    plan = with_judgments([[i] for i in range(n)], qrels_rows)
-
-    split = ray.remote(_split_shard).options(num_returns=n) if n > 1 else ray.remote(_split_shard)
-    by_shard = [split.remote(path, run_format, n) for path in shards]
-    if n == 1:
-        by_shard = [[ref] for ref in by_shard]
-    evaluate_group = ray.remote(_evaluate_group)
-    run_name = name or _name_of(run)
-    futures = [
-        evaluate_group.remote(
-            [t for i in group for t in qrels_pieces[i]],
-            str(qrels),
-            shards,
-            list(measures) if not isinstance(measures, str | Measure) else [measures],
-            int(top) if np.isfinite(top) else 0,
-            run_name,
-            options,
-            *[refs[i] for i in group for refs in by_shard],
-        )
-        for group in plan
-    ]
-    try:
-        parts = ray.get(futures)
-    except ray.exceptions.RayTaskError as e:
-        cause = e.as_instanceof_cause()
-        if isinstance(cause, InputError):
-            raise InputError(cause.message, source=cause.source, line=cause.line, text=cause.text) from None
-        raise
-    merged = Results.merge(parts)
-    merged.settings["engine"] = f"ray: {len(shards)} shards, {n} partitions in {len(plan)} tasks"
-    return merged
+    job = Job.read(qrels, measures, Settings.of(**policies), qrels_format=qrels_format, chunk_rows=chunk_rows)
+    return OnRay(address, partitions).evaluate(job, run, name=name, run_format=run_format)
 
 
 def _split_shard(path: str, fmt: str | None, n: int) -> Any:
@@ -122,39 +137,19 @@ def _split_shard(path: str, fmt: str | None, n: int) -> Any:
     for block in iter_blocks(path, "run", fmt):
         for i, piece in split_block(block, n):
             pieces[i].append(piece)
-    from rankgate.evaluation.engines.partition import SCHEMA
-
     tables = [pa.concat_tables(p) if p else SCHEMA.empty_table() for p in pieces]
     return tables if n > 1 else tables[0]
 
 
 def _evaluate_group(
-    qrels_pieces: list[pa.Table],
-    qrels_source: str,
-    shards: list[str],
-    measures: list[Any],
-    max_grade: int,
-    run_name: str,
-    options: dict[str, Any],
-    *run_pieces: pa.Table,
+    qrels_pieces: list[pa.Table], common: tuple[Any, ...], shards: list[str], run_name: str, *run_pieces: pa.Table
 ) -> Results:
     """Reduce task: one group of partitions, gathered from every shard, evaluated."""
-    from rankgate.core.qrels import Qrels
     from rankgate.core.run import Run
-    from rankgate.evaluation.engines.partition import SCHEMA
-    from rankgate.evaluation.evaluate import evaluate
+    from rankgate.evaluation.driver import evaluate_in_memory
 
-    duplicates = options.get("duplicates", "error")
-    q = pa.concat_tables(qrels_pieces) if qrels_pieces else SCHEMA.empty_table()
-    q_where = q["where"].to_numpy()
-    qrels = Qrels(
-        q["qid"],
-        q["docid"],
-        q["value"].to_numpy(),
-        source=qrels_source,
-        duplicates=duplicates,
-        locate=lambda row: f"{qrels_source}:{int(q_where[row])}",
-    )
+    source, measures, settings, chunk_rows, max_grade = common
+    qrels = qrels_of(qrels_pieces, source)
     # run_pieces come partition by partition, shard by shard within each: keep shard order per
     # query by ordering pieces by shard first (a stable order, as the concatenated shards)
     per_shard = len(shards)
@@ -173,10 +168,10 @@ def _evaluate_group(
         r_table["value"].to_numpy(),
         name=run_name,
         source=shards[0] if len(shards) == 1 else None,
-        duplicates=duplicates,
+        duplicates=settings.duplicates,
         locate=lambda row: _where(shards[int(shard_of[row])], int(r_where[row])),
     )
-    return evaluate(qrels, run, measures, max_grade=max_grade, **options)
+    return evaluate_in_memory(qrels, run, measures, settings, chunk_rows=chunk_rows, max_grade=max_grade)
 
 
 def _where(shard: str, n: int) -> str:

@@ -1,0 +1,268 @@
+"""`evaluate_in_memory`: score a run against qrels with trec_eval's semantics, fast.
+
+The work is in three steps. Ids are resolved once: the run rows whose (query, doc) pair
+is judged are found with the run's doc-id hashes (a prefilter; every hit is then checked on
+the strings themselves), and each gets its rank in evaluation order. Queries are then split
+into blocks of at most ``chunk_rows`` ranked rows. Each block is a sparse numeric
+`RankedBlock` (the judged rows with their ranks, and each query's depth) that every kernel
+reads, so the work after the join follows the judgments, not the run's depth. Per-query
+values of the blocks are stacked, so the result is the same whatever the block size (and
+`Results.merge` combines separately evaluated query partitions exactly).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from rankgate.core.columns import indices
+from rankgate.core.qrels import Qrels
+from rankgate.core.run import Run
+from rankgate.errors import InputError
+from rankgate.evaluation.facts import EvaluationFacts
+from rankgate.evaluation.join import index_in, join
+from rankgate.evaluation.results import Results
+from rankgate.evaluation.settings import Settings
+from rankgate.measures.block import RankedBlock, restrict_to_judged
+from rankgate.measures.registry import Measure
+
+
+def evaluate_in_memory(
+    q: Qrels,
+    r: Run,
+    wanted: Sequence[Measure],
+    settings: Settings,
+    *,
+    chunk_rows: int = 1_000_000,
+    max_grade: int | None = None,
+) -> Results:
+    """Evaluate ``r`` against ``q``, both in memory, with measures already parsed.
+
+    Every engine ends here (out of core and Ray once per query partition); `rankgate.evaluate`
+    is the entry point that reads, checks and picks the engine.
+
+    Args:
+        q: the judgments.
+        r: the run.
+        wanted: the measures, with the settings' ``rel`` applied (`Job.read` does that).
+        settings: the policies (`Settings`).
+        chunk_rows: ranked rows per block; bounds memory, never changes results.
+        max_grade: the largest grade of the whole qrels, when ``q`` is one query partition
+            of it (ERR's default gain ceiling); default: the largest grade in ``q``.
+    """
+    if q.num_rows == 0:
+        raise InputError("the qrels hold no judgments: nothing to evaluate", source=q.source)
+    plan = _plan_queries(q, r, queries=settings.queries, empty=settings.empty, rel=settings.rel)
+    judged = _judged_rows(plan, q, r, settings.ties)
+    if max_grade is None:
+        max_grade = int(q.grades.max())
+    _check_gains(wanted, max_grade, q.source)
+
+    values = np.zeros((len(plan.qrels_index), len(wanted)))
+    unjudged = _UnjudgedTally(_probe_cutoff(wanted))
+    for lo, hi in _blocks(plan, r, chunk_rows):
+        block = _build_block(plan, q, r, judged, lo, hi, max_grade)
+        unjudged.add(block)
+        if settings.judged_only:
+            block = restrict_to_judged(block)
+        for j, m in enumerate(wanted):
+            values[lo:hi, j] = m.spec.kernel(block.head(m.cutoff), m)
+
+    # queries evaluated and in the run (the missing ones and the run-only ones have warnings of their own)
+    evaluated_depths = r.depths[plan.run_index[plan.run_index >= 0]] if r.num_rows else np.zeros(0, np.int64)
+    facts = EvaluationFacts(
+        counts=plan.counts,
+        missing_ids=plan.missing_ids,
+        run_only_ids=plan.run_only_ids,
+        self_matches=r.self_matches[:3],
+        n_self_matches=len(r.self_matches),
+        run_rows=r.num_rows,
+        deepest=int(r.depths.max()) if r.num_rows else 0,
+        cutoffs=(cutoffs := _cutoff_names(wanted)),
+        shallow={k: int(np.count_nonzero(evaluated_depths < k)) for k in cutoffs},
+        probe_k=unjudged.k,
+        unjudged=unjudged.unjudged,
+        shown=unjudged.shown,
+        queries=settings.queries,
+        empty=settings.empty,
+    )
+    return Results(
+        measures=list(wanted),
+        query_ids=q.query_ids.take(indices(plan.qrels_index)).to_pylist(),
+        values=values,
+        queries=plan.counts,
+        settings=settings.to_dict(),
+        warnings=facts.warnings(),
+        run_name=r.name,
+        versions=versions(),
+        facts=facts,
+    )
+
+
+def versions() -> dict[str, str]:
+    """The versions an evaluation ran with (echoed in every output)."""
+    from rankgate._version import __version__
+
+    return {"rankgate": __version__, "numpy": np.__version__, "pyarrow": pa.__version__}
+
+
+MAX_EXP_GAIN_GRADE = 1023  # 2^1024 - 1 overflows float64
+
+
+def _check_gains(measures: Sequence[Measure], max_grade: int, source: str | None) -> None:
+    for m in measures:
+        exponential = m.name == "ERR" or dict(m.params).get("gain") == "exp"
+        if exponential and max_grade > MAX_EXP_GAIN_GRADE:
+            raise InputError(
+                f"{m} computes 2^grade, which overflows float64 for grade {max_grade}: "
+                f"use grades <= {MAX_EXP_GAIN_GRADE}" + (" or the linear gain" if m.name == "nDCG" else ""),
+                source=source,
+            )
+
+
+@dataclass
+class _QueryPlan:
+    qrels_index: np.ndarray  # evaluated queries, as indices into qrels.query_ids (byte order)
+    run_index: np.ndarray  # matching index into run.query_ids, -1 when absent from the run
+    counts: dict[str, int]
+    run_only_ids: list[str]
+    missing_ids: list[str]
+
+
+def _plan_queries(q: Qrels, r: Run, *, queries: str, empty: str, rel: int) -> _QueryPlan:
+    run_of_qrels = index_in(q.query_ids, r.query_ids)
+    qrels_of_run = index_in(r.query_ids, q.query_ids)
+    has_rel = np.bincount(q.query_codes, weights=(q.grades >= rel), minlength=q.num_queries) > 0
+    candidates = np.arange(q.num_queries) if queries == "qrels" else np.flatnonzero(run_of_qrels >= 0)
+    no_rel = candidates[~has_rel[candidates]]
+    chosen = candidates if empty == "zero" else candidates[has_rel[candidates]]
+    missing = np.flatnonzero(run_of_qrels < 0)
+    run_only = np.flatnonzero(qrels_of_run < 0)
+    counts = {
+        "evaluated": len(chosen),
+        "missing_from_run": len(missing),
+        "run_only": len(run_only),
+        "no_relevant": len(no_rel),
+    }
+    return _QueryPlan(
+        qrels_index=chosen,
+        run_index=run_of_qrels[chosen],
+        counts=counts,
+        run_only_ids=r.query_ids.take(indices(run_only[:3])).to_pylist(),
+        missing_ids=q.query_ids.take(indices(missing[:3])).to_pylist(),
+    )
+
+
+@dataclass
+class _Judged:
+    """The judged run rows of the evaluated queries, by (evaluated query, rank)."""
+
+    query: np.ndarray  # int64 index into the plan's evaluated queries, ascending
+    rank: np.ndarray  # int64 0-based rank in evaluation order
+    grade: np.ndarray  # int64
+
+
+def _judged_rows(plan: _QueryPlan, q: Qrels, r: Run, ties: str) -> _Judged:
+    rows, qrel_rows = join(q, r)
+    codes = r.query_codes[rows]
+    evaluated = np.full(r.num_queries, -1, dtype=np.int64)
+    present = np.flatnonzero(plan.run_index >= 0)
+    evaluated[plan.run_index[present]] = present
+    query = evaluated[codes]
+    keep = query >= 0
+    rows, codes, query, qrel_rows = rows[keep], codes[keep], query[keep], qrel_rows[keep]
+    rank = r.ranks(rows, codes, ties)
+    order = np.lexsort((rank, query))
+    return _Judged(query=query[order], rank=rank[order], grade=q.grades[qrel_rows[order]])
+
+
+def _blocks(plan: _QueryPlan, r: Run, chunk_rows: int) -> Iterator[tuple[int, int]]:
+    """Consecutive ranges of evaluated queries holding at most ``chunk_rows`` ranked rows."""
+    n = len(plan.qrels_index)
+    _, depth = _run_spans(r, plan.run_index)
+    cum = np.cumsum(depth)
+    lo = 0
+    while lo < n:
+        base = cum[lo - 1] if lo else 0
+        hi = int(np.searchsorted(cum, base + chunk_rows, side="right"))
+        hi = max(hi, lo + 1)
+        yield lo, min(hi, n)
+        lo = hi
+
+
+def _run_spans(r: Run, run_index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Start row and length of each query's ranking; length 0 where absent (index -1)."""
+    present = run_index >= 0
+    if r.num_queries == 0:  # a run with no rows at all: every query is absent
+        zeros = np.zeros(len(run_index), dtype=np.int64)
+        return zeros, zeros
+    safe = np.where(present, run_index, 0)
+    starts = r.offsets[safe].astype(np.int64)
+    return starts, np.where(present, r.offsets[safe + 1] - starts, 0)
+
+
+def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Concatenation of ``range(s, s + c)`` for each pair, vectorized."""
+    total = int(counts.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    ends = np.cumsum(counts)
+    shift = np.repeat(starts - (ends - counts), counts)
+    return np.arange(total, dtype=np.int64) + shift
+
+
+def _build_block(plan: _QueryPlan, q: Qrels, r: Run, judged: _Judged, lo: int, hi: int, max_grade: int) -> RankedBlock:
+    """The sparse block of evaluated queries ``lo:hi``: their judged rows and their depths."""
+    n = hi - lo
+    _, run_counts = _run_spans(r, plan.run_index[lo:hi])
+    a, b = np.searchsorted(judged.query, [lo, hi])
+    qi = plan.qrels_index[lo:hi]
+    qrel_starts = q.offsets[qi]
+    qrel_counts = q.offsets[qi + 1] - qrel_starts
+    qrows = _ranges(qrel_starts, qrel_counts)
+    return RankedBlock(
+        n_queries=n,
+        row_query=judged.query[a:b] - lo,
+        grade=judged.grade[a:b],
+        judged=np.ones(b - a, dtype=bool),
+        qrel_query=np.repeat(np.arange(n, dtype=np.int64), qrel_counts),
+        qrel_grade=q.grades[qrows],
+        max_grade=max_grade,
+        rank=judged.rank[a:b],
+        depth=run_counts.astype(np.int64),
+    )
+
+
+def _cutoff_names(measures: Sequence[Measure]) -> dict[int, list[str]]:
+    out: dict[int, list[str]] = {}
+    for m in measures:
+        if m.cutoff is not None:
+            out.setdefault(m.cutoff, []).append(str(m))
+    return out
+
+
+def _probe_cutoff(measures: Sequence[Measure]) -> int:
+    cutoffs = [m.cutoff for m in measures if m.cutoff is not None]
+    return min(cutoffs) if cutoffs else 10
+
+
+class _UnjudgedTally:
+    """Counts unjudged documents in the top k of every evaluated ranking."""
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+        self.unjudged = 0
+        self.shown = 0
+
+    def add(self, block: RankedBlock) -> None:
+        shown = int(np.minimum(block.depth, self.k).sum())
+        known = int(np.count_nonzero(block.judged & (block.grade >= 0) & (block.rank < self.k)))
+        self.shown += shown
+        self.unjudged += shown - known
+
+    @property
+    def fraction(self) -> float:
+        return self.unjudged / self.shown if self.shown else 0.0
