@@ -26,9 +26,6 @@ QRELS, RUN = str(demo_qrels_path()), str(demo_run_path("bm25"))
 # Made before a test hides pandas: pyarrow looks for pandas (once) when it builds arrays.
 DEMO_TABLE = read_qrels(QRELS).to_arrow()
 POSTGRES_URL = "postgresql://u@127.0.0.1:5432/db"
-# Sites that still raise their own BackendError (the message names the extra, the type is not yet
-# MissingExtraError): evaluation/engines/ray_cluster.py's ray_module.
-NOT_YET_ROUTED = frozenset({"ray"})
 
 
 def _to_frame(backend: str) -> Callable[[Path], Any]:
@@ -120,8 +117,7 @@ def test_a_missing_extra_is_named_by_the_library(
     with pytest.raises(BackendError) as info:
         case.library(tmp_path)
     assert f"rankgate[{case.extra}]" in str(info.value)
-    if case.extra not in NOT_YET_ROUTED:
-        assert isinstance(info.value, MissingExtraError) and info.value.extra == case.extra
+    assert isinstance(info.value, MissingExtraError) and info.value.extra == case.extra
 
 
 @pytest.mark.parametrize("case", params([c for c in CASES if c.cli]))

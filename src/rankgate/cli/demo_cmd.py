@@ -135,10 +135,9 @@ def _print_results(results: dict[str, Any], by_difficulty: dict[str, dict[str, A
 
 def _demo_gate(qrels: Any) -> Any:
     """Gate the candidate dense_v2 against dense; None when the gate extra is not installed."""
-    try:
-        import pydantic  # noqa: F401
-        import yaml  # noqa: F401
-    except ImportError:
+    from rankgate.extras import installed
+
+    if not installed("gate"):
         return None
     from rankgate.data import DEMO_CANDIDATE, demo_gates_path, demo_run_path
     from rankgate.evaluation.evaluate import evaluate

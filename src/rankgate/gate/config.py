@@ -174,7 +174,9 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any]) -> GateConfi
 
 
 def _parse_yaml(text: str, source: str) -> Any:
-    import yaml
+    from rankgate.extras import require
+
+    yaml = require("yaml", "gate", purpose="the gate config")
 
     try:
         data = yaml.safe_load(text)

@@ -114,11 +114,10 @@ def demo_report(
         BackendError: an extra the report or the demo gate needs is not installed (the
             message names it), or the export failed.
     """
-    import importlib.util
-
     from rankgate.errors import BackendError
+    from rankgate.extras import available
 
-    missing = [m for m in ("jinja2", "plotly", "yaml", "pydantic", "sqlalchemy") if importlib.util.find_spec(m) is None]
+    missing = [m for m in ("jinja2", "plotly", "yaml", "pydantic", "sqlalchemy") if not available(m)]
     if missing:
         raise BackendError(f"the demo report needs {', '.join(missing)}: pip install 'rankgate[report,gate]'")
     from rankgate.data import demo_dir

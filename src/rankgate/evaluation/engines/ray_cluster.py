@@ -6,17 +6,14 @@ import socket
 from typing import Any
 
 from rankgate.errors import BackendError
+from rankgate.extras import require
 
 
 def ray_module(*, data: bool = False) -> Any:
-    """The ``ray`` module (with Ray Data loaded when ``data``), or a `BackendError` naming the extra."""
-    try:
-        import ray
-
-        if data:
-            import ray.data  # needs pandas, which the extra's ray[data] brings
-    except ImportError as e:
-        raise BackendError(f"--engine ray needs Ray: pip install 'rankgate[ray]' ({e})") from None
+    """The ``ray`` module (with Ray Data loaded when ``data``), or a `MissingExtraError` naming the extra."""
+    ray = require("ray", "ray", purpose="--engine ray")
+    if data:
+        require("ray.data", "ray", purpose="--engine ray")  # needs pandas, which the extra's ray[data] brings
     return ray
 
 
