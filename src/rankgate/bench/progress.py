@@ -38,7 +38,7 @@ class Progress:
         from rich.progress import Progress as RichProgress
 
         bar = RichProgress(
-            TextColumn("{task.description}"),
+            TextColumn("{task.description}", markup=False),  # descriptions name files: brackets stay
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),

@@ -46,9 +46,9 @@ def demo_command(fmt: str, report_path: str, no_report: bool, no_bench: bool) ->
 
     results, qrels = _evaluate_runs()
     by_difficulty = _by_difficulty(results)
-    gate = _demo_gate(qrels)
-    bench = None if no_bench else _demo_bench()
     if fmt == "json":
+        gate = _demo_gate(qrels)
+        bench = None if no_bench else _demo_bench()
         report, _ = (None, None) if no_report else _write_report(report_path, bench, qrels)
         out = {
             "dataset": str(demo_dir()),
@@ -63,14 +63,15 @@ def demo_command(fmt: str, report_path: str, no_report: bool, no_bench: bool) ->
         }
         click.echo(json.dumps(out, indent=2))
         return
+    # Each part is printed as soon as it is ready: the evaluation takes a second, the benchmark a minute.
     console = _print_results(results, by_difficulty, qrels)
+    bench = None if no_bench else _demo_bench()
     if not no_bench:
         _print_bench(console, bench)
-    if gate is not None:
-        _print_gate(console, gate)
+    _print_gate(console, _demo_gate(qrels))
     if not no_report:
         report, skipped = _write_report(report_path, bench, qrels)
-        console.print(f"HTML report: {report}" if report is not None else f"[dim]{skipped}[/dim]")
+        console.print(f"HTML report: {report}" if report is not None else skipped, style=None if report else "dim")
     console.print("Try: rankgate eval QRELS RUN -m nDCG@10 --per-query   (rankgate measures lists every measure)")
 
 
@@ -101,16 +102,20 @@ def _by_difficulty(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def _print_results(results: dict[str, Any], by_difficulty: dict[str, dict[str, Any]], qrels: Any) -> Any:
     """The quality tables and the runs' warnings; returns the console."""
-    from rich.console import Console
     from rich.table import Table
 
     from rankgate.data import demo_dir
+    from rankgate.render.terminal import console as make_console
+    from rankgate.render.terminal import styled
 
-    console = Console()
+    console = make_console()
     first = next(iter(results.values()))
     console.print(
-        f"[b]rankgate demo[/b]: {first.queries['evaluated']} queries, {qrels.num_rows} judgments (grades 0-3), "
-        f"{len(results)} runs; data in {demo_dir()}"
+        styled(
+            ("rankgate demo", "bold"),
+            f": {first.queries['evaluated']} queries, {qrels.num_rows} judgments (grades 0-3), "
+            f"{len(results)} runs; data in {demo_dir()}",
+        )
     )
     t = Table(title="Retrieval quality (mean over queries)")
     t.add_column("run")
@@ -126,10 +131,10 @@ def _print_results(results: dict[str, Any], by_difficulty: dict[str, dict[str, A
     for name, groups in by_difficulty.items():
         d.add_row(name, *(f"{g.aggregate['nDCG@10']:.3f}" for g in groups.values()))
     console.print(d)
-    errors = Console(stderr=True)
+    errors = make_console(stderr=True)
     for name, res in results.items():
         for w in res.warnings:
-            errors.print(f"[dim]{name}: {w}[/dim]")
+            errors.print(f"{name}: {w}", style="dim")
     return console
 
 
@@ -156,15 +161,25 @@ def _demo_gate(qrels: Any) -> Any:
 def _print_gate(console: Any, report: Any) -> None:
     from rankgate.data import demo_gates_path
     from rankgate.render.gate import markdown, plain_text
+    from rankgate.render.terminal import styled
 
     console.print()
+    if report is None:
+        console.print("pip install 'rankgate[gate]' to gate a candidate run as CI would (rankgate gate)", style="dim")
+        return
     console.print(
-        "[b]CI gate[/b]: a candidate [i]dense_v2[/i] (a new embedding model) against the stored baseline "
-        f"[i]dense[/i], with {demo_gates_path()}"
+        styled(
+            ("CI gate", "bold"),
+            ": a candidate ",
+            ("dense_v2", "italic"),
+            " (a new embedding model) against the stored baseline ",
+            ("dense", "italic"),
+            f", with {demo_gates_path()}",
+        )
     )
-    console.print(plain_text(report), markup=False, highlight=False)
+    console.print(plain_text(report))
     console.rule("PR comment (Markdown, as posted by --post-comment)")
-    console.print(markdown(report), markup=False, highlight=False, soft_wrap=True)
+    console.print(markdown(report), soft_wrap=True)
     console.rule()
     console.print(
         f"The gate exits {report.exit_code} here ({report.verdict}): in CI that stops the merge. "
@@ -184,7 +199,7 @@ def _print_bench(console: Any, bench: Any) -> None:
     from rankgate.render.bench import demo_table
 
     if bench is None:
-        console.print("[dim]pip install 'rankgate[bench]' to benchmark BM25 and MiniLM (rankgate bench demo)[/dim]")
+        console.print("pip install 'rankgate[bench]' to benchmark BM25 and MiniLM (rankgate bench demo)", style="dim")
     else:
         console.print(demo_table(bench.rows()))
 

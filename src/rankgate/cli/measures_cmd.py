@@ -78,8 +78,9 @@ def measures_command(fmt: str, names: tuple[str, ...]) -> None:
             lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
         click.echo("\n".join(lines))
         return
-    from rich.console import Console
     from rich.table import Table
+
+    from rankgate.render.terminal import console, styled
 
     t = Table(show_lines=True)
     t.add_column("measure", no_wrap=True)
@@ -89,5 +90,5 @@ def measures_command(fmt: str, names: tuple[str, ...]) -> None:
     for s in specs:
         params = "\n".join(f"{p.name}={p.default}: {p.doc}" for p in s.params) or "-"
         aliases = "\n".join(s.listed_aliases) or "-"
-        t.add_row("\n".join(s.examples), f"[b]{s.summary}[/b]\n{s.definition}", params, aliases)
-    Console().print(t)
+        t.add_row("\n".join(s.examples), styled((s.summary, "bold"), "\n" + s.definition), params, aliases)
+    console().print(t)

@@ -156,7 +156,7 @@ def _progress(total: int, *, enabled: bool, console: Any = None) -> Iterator[Cal
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     bar = Progress(
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),  # descriptions name files: brackets stay
         BarColumn(),
         TimeElapsedColumn(),
         console=console or Console(stderr=True),

@@ -16,7 +16,7 @@ class LabelProgress:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
             columns: list[Any] = [
-                TextColumn("{task.description}"),
+                TextColumn("{task.description}", markup=False),  # descriptions name files: brackets stay
                 BarColumn(),
                 MofNCompleteColumn(),
                 TimeRemainingColumn(),

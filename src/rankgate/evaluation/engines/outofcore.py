@@ -189,7 +189,7 @@ class _Progress:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
             self.progress = Progress(
-                TextColumn("{task.description}"),
+                TextColumn("{task.description}", markup=False),  # descriptions name files: brackets stay
                 BarColumn(),
                 MofNCompleteColumn(),
                 TimeElapsedColumn(),
