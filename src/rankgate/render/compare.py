@@ -38,12 +38,25 @@ LATEX_ESCAPES = {
 }
 
 HEADERS = ("system", "measure", "baseline", "mean", "delta", "rel.", "95% CI", "p (adj.)", "W/T/L")
+RANDOMIZATION_HEADER = "p rand."  # with --randomization: the randomization test's p, unadjusted
+
+
+def _with_randomization(comparison: Comparison) -> bool:
+    """Whether the rows carry the randomization test's p beside the reported test's (``--randomization``)."""
+    return any("randomization_p_value" in r for r in comparison.rows)
+
+
+def _headers(comparison: Comparison) -> tuple[str, ...]:
+    if not _with_randomization(comparison):
+        return HEADERS
+    return (*HEADERS[:-1], RANDOMIZATION_HEADER, HEADERS[-1])
 
 
 def _cells(comparison: Comparison, row: dict[str, Any]) -> list[str]:
     mark = " *" if row["significant"] else ""
     rel = row["relative_delta"]
     lo, hi = row["ci"]
+    randomization = [f"{row['randomization_p_value']:.4f}"] if _with_randomization(comparison) else []
     return [
         row["system"],
         row["measure"],
@@ -53,6 +66,7 @@ def _cells(comparison: Comparison, row: dict[str, Any]) -> list[str]:
         "-" if rel is None or (isinstance(rel, float) and math.isnan(rel)) else f"{rel:+.1%}",
         f"[{lo:+.4f}, {hi:+.4f}]",
         f"{row['p_adjusted']:.4f}",
+        *randomization,
         f"{row['wins']}/{row['ties']}/{row['losses']}",
     ]
 
@@ -60,8 +74,9 @@ def _cells(comparison: Comparison, row: dict[str, Any]) -> list[str]:
 def footer(comparison: Comparison) -> str:
     s = comparison.settings
     text = (
-        f"baseline: {comparison.baseline}; {len(comparison.query_ids)} queries; {s['test']} test"
-        f"{' + randomization test' if s['randomization'] and s['test'] == 't' else ''}; "
+        f"baseline: {comparison.baseline}; {len(comparison.query_ids)} queries; "
+        f"p (adj.): {'paired t-test' if s['test'] == 't' else 'paired randomization test'}"
+        f"{'; p rand.: paired randomization test, unadjusted' if _with_randomization(comparison) else ''}; "
         f"{s['correction']} correction over {s['family_size']} comparisons; "
         f"CI: {s['confidence']:.0%} paired bootstrap, {s['n_resamples']} resamples, seed {s['seed']}; "
         f"* = adjusted p < {s['alpha']}"
@@ -121,7 +136,7 @@ def _sections(comparison: Comparison) -> list[_Section]:
     out = [
         _Section(
             None,
-            HEADERS,
+            _headers(comparison),
             [_cells(comparison, r) for r in comparison.rows],
             ["bold" if r["significant"] else None for r in comparison.rows],
             ("system", "measure"),
