@@ -7,7 +7,8 @@ out of rankgate's prompt and grades the passage by a ``rel=N`` marker in its tex
 ``timeout`` (answers too late), ``malformed`` (a body that is not JSON), ``nochoices``,
 ``garbage`` (an answer in the wrong format), ``badlabel`` (a grade off the scale), ``400``,
 ``401echo`` (a 401 whose message echoes the Authorization header), ``echo`` (an answer in the
-wrong format that echoes the Authorization header), ``nousage`` (no usage field).
+wrong format that echoes the Authorization header), ``nousage`` (no usage field), ``drop`` (the
+connection closed without an answer), ``huge`` (a 200 body of ``huge_bytes`` bytes).
 Every request is recorded, with whether an answer was actually sent.
 """
 
@@ -66,6 +67,8 @@ class FakeChatServer:
         retry_after: the Retry-After header of a 429 (None: no header).
         slow_seconds: how long a ``timeout`` fault waits before answering.
         hold_after: after this many answers, hold new requests until ``release()``.
+        always: the fault of every request that ``faults`` and ``queue`` leave without one.
+        huge_bytes: the size of a ``huge`` answer.
         judge: maps (query, passage) to the grade.
     """
 
@@ -74,6 +77,8 @@ class FakeChatServer:
     retry_after: str | None = "0"
     slow_seconds: float = 1.0
     hold_after: int | None = None
+    always: str | None = None
+    huge_bytes: int = 5_000_000
     judge: Callable[[str, str], int] = lambda query, passage: grade_of(passage)
     records: list[Record] = field(default_factory=list)
 
@@ -146,7 +151,7 @@ class FakeChatServer:
             for key, plan in self.faults.items():
                 if key in text and plan:
                     return plan.pop(0)
-            return self.queue.popleft() if self.queue else None
+            return self.queue.popleft() if self.queue else self.always
 
     def _handle(self, h: BaseHTTPRequestHandler) -> None:
         length = int(h.headers.get("Content-Length", "0"))
@@ -184,6 +189,12 @@ class FakeChatServer:
             return
         if fault == "malformed":
             self._send(h, record, 200, None, raw=b"this is not json {")
+            return
+        if fault == "drop":
+            h.close_connection = True
+            return
+        if fault == "huge":
+            self._send(h, record, 200, None, raw=b" " * self.huge_bytes)
             return
         if fault == "nochoices":
             self._send(h, record, 200, {"usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 0}})

@@ -1,0 +1,93 @@
+"""The LLM judge against a hostile or broken judge server (issue 23.5, 23.7, 22.13-14): every attempt
+that may be billed counts toward the cost cap, bodies are read up to a limit, answers are parsed
+strictly without crashing, and an unreachable endpoint is named with its cause."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rankgate.label.chat import MAX_RESPONSE_BYTES, ChatClient, TransientFailure
+from rankgate.label.cost import CostMeter, Prices, worst_case_input_tokens
+from rankgate.label.llm import LLMJudge
+from rankgate.label.pooling import build_pool
+from rankgate.label.prompts import Prompt
+from rankgate.label.runner import label_pool
+from rankgate.label.secret import Secret
+from rankgate.label.store import JudgmentStore
+from tests.label_support import FakeChatServer
+from tests.test_label_runner import collection
+
+KEY = "sk-hardening-key-0123456789"
+PRICES = Prices(3.0, 15.0)
+
+
+def judge_on(url: str, **kw: Any) -> LLMJudge:
+    meter = CostMeter(PRICES, max_cost=kw.pop("max_cost", None))
+    client = ChatClient(url, "fake-model", api_key=Secret(KEY), backoff=0.001, meter=meter, **kw)
+    return LLMJudge(client, Prompt.builtin("graded"))
+
+
+def one_worst_case(judge: LLMJudge, query: str, document: str) -> float:
+    from rankgate.label.types import Pair
+
+    messages = judge.messages(Pair("q", "d", query, document))
+    return PRICES.cost(worst_case_input_tokens(messages), judge.client.max_tokens)
+
+
+@pytest.mark.extra("label")
+@pytest.mark.parametrize("fault", ["malformed", "drop", "huge"])
+def test_attempts_without_a_usable_answer_count_toward_the_cost_cap(tmp_path: Path, fault: str) -> None:
+    """A server answering non-JSON, dropping connections or sending 5 MB gets no more requests than the cap allows."""
+    corpus, queries, run = collection(4, 5)
+    pool = build_pool([run], 5)
+    with FakeChatServer(always=fault) as server, JudgmentStore(tmp_path / "s.sqlite") as store:
+        first = pool.pairs[0]
+        one = one_worst_case(judge_on(server.url, max_tokens=64), queries[first[0]], corpus[first[1]])
+        cap = one * 3.5
+        judge = judge_on(server.url, max_cost=cap, max_tokens=64, max_retries=5)
+        report = label_pool(pool, judge, store, queries=queries, corpus=corpus, concurrency=2)
+        sent = len(server.records)
+        meter = judge.client.meter
+        assert report.stop_reason == "max-cost"
+        assert 1 <= sent <= 3  # 20 pairs x 6 attempts went out before
+        assert meter.requests == sent and meter.spent <= cap
+        assert report.judgments == [] and store.count(status="ok") == 0
+
+
+@pytest.mark.extra("label")
+def test_a_huge_body_is_not_read_past_the_limit_and_is_a_failed_billed_attempt() -> None:
+    with FakeChatServer(always="huge", huge_bytes=50_000_000) as server:
+        judge = judge_on(server.url, max_retries=1)
+
+        async def go() -> Any:
+            async with judge.client:
+                return await judge.client.complete([{"role": "user", "content": "hi"}])
+
+        with pytest.raises(TransientFailure, match=r"no answer after 2 attempts; last: the reply is larger than 1 MB"):
+            asyncio.run(go())
+    assert judge.client.retry_reasons == {"too-large": 2}
+    assert judge.client.meter.requests == 2 and judge.client.meter.usage_missing == 2
+    assert MAX_RESPONSE_BYTES == 1_000_000
+
+
+@pytest.mark.extra("label")
+def test_an_unreachable_endpoint_names_the_url_and_connection_refused() -> None:
+    judge = judge_on("http://user:pw@127.0.0.1:9/v1", max_retries=1)  # nothing listens on port 9
+
+    async def go() -> Any:
+        async with judge.client:
+            return await judge.client.complete([{"role": "user", "content": "hi"}])
+
+    with pytest.raises(TransientFailure) as info:
+        asyncio.run(go())
+    message = str(info.value)
+    assert message.startswith(
+        "no answer after 2 attempts; last: cannot connect to http://127.0.0.1:9/v1/chat/completions"
+    )
+    assert "connection refused" in message.lower()
+    assert "pw" not in message and KEY not in message
+    assert judge.client.meter.requests == 0  # never reached a server: nothing billed
