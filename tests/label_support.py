@@ -25,7 +25,22 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 PROMPT = re.compile(r"Query: (?P<query>.*?)\n\nPassage:\n(?P<passage>.*?)\n\nReply with", re.DOTALL)
+FENCED = {
+    name: re.compile(
+        rf"^<<<{name} (?P<tag>\w+)>>>\n(?P<text>.*?)\n<<<END {name} (?P=tag)>>>$", re.DOTALL | re.MULTILINE
+    )
+    for name in ("QUERY", "PASSAGE")
+}
 MARKER = re.compile(r"rel=(\d)")
+
+
+def texts_of(prompt: str) -> tuple[str, str]:
+    """The (query, passage) texts of a prompt: inside their fences, else after ``Query:`` / ``Passage:``."""
+    fenced = [FENCED[name].search(prompt) for name in ("QUERY", "PASSAGE")]
+    if fenced[0] and fenced[1]:
+        return fenced[0].group("text"), fenced[1].group("text")
+    m = PROMPT.search(prompt)
+    return (m.group("query"), m.group("passage")) if m else ("", prompt)
 
 
 def grade_of(passage: str) -> int:
@@ -161,8 +176,7 @@ class FakeChatServer:
             return
         messages = body.get("messages", [])
         first_user = next((m["content"] for m in messages if m["role"] == "user"), "")
-        m = PROMPT.search(first_user)
-        query, passage = (m.group("query"), m.group("passage")) if m else ("", first_user)
+        query, passage = texts_of(first_user)
         fault = self._next_fault(first_user)
         record = Record(query, passage, fault, h.headers.get("Authorization", ""), body)
         with self._lock:
