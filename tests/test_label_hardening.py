@@ -5,7 +5,13 @@ strictly without crashing, and an unreachable endpoint is named with its cause."
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import socket
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +23,10 @@ from rankgate.label.cost import CostMeter, Prices, worst_case_input_tokens
 from rankgate.label.llm import LLMJudge
 from rankgate.label.pooling import build_pool
 from rankgate.label.prompts import ParseFailure, Prompt
-from rankgate.label.runner import label_pool
+from rankgate.label.runner import label_pool, make_pairs
 from rankgate.label.secret import Secret
-from rankgate.label.store import JudgmentStore
-from tests.label_support import FakeChatServer
+from rankgate.label.store import CLAIM_TTL_S, JudgmentStore
+from tests.label_support import FakeChatServer, grade_of
 from tests.test_label_runner import collection
 
 KEY = "sk-hardening-key-0123456789"
@@ -169,3 +175,78 @@ def test_query_and_document_stay_inside_their_fences(document: str, source: str)
         assert "<<<" not in inside
     assert user.index("<<<END QUERY") < user.index("<<<PASSAGE")
     assert user.rstrip().endswith("Answer in JSON.") or '"relevance"' in user.split("<<<END PASSAGE")[1]
+
+
+def slow_grade(query: str, passage: str) -> int:
+    time.sleep(0.02)  # long enough that two runs started together overlap
+    return grade_of(passage)
+
+
+@pytest.mark.extra("label")
+def test_two_runs_on_one_store_send_each_pair_once(tmp_path: Path) -> None:
+    corpus, queries, run = collection(4, 5)
+    pool = build_pool([run], 5)
+    start = threading.Barrier(2)
+    reports: list[Any] = []
+
+    def one_run(server: FakeChatServer) -> None:
+        with JudgmentStore(tmp_path / "s.sqlite") as store:  # each run its own connection, as two processes
+            judge = judge_on(server.url)
+            start.wait()
+            reports.append(label_pool(pool, judge, store, queries=queries, corpus=corpus, concurrency=3))
+
+    with FakeChatServer(judge=slow_grade) as server:
+        threads = [threading.Thread(target=one_run, args=(server,)) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        sent = server.answered_per_pair()
+        again = label_pool(
+            pool, judge_on(server.url), JudgmentStore(tmp_path / "s.sqlite"), queries=queries, corpus=corpus
+        )
+    assert len(sent) == 20 and set(sent.values()) == {1}  # every pair paid once in total (twice before)
+    assert sum(r.counts["new"] for r in reports) == 20
+    for r in reports:  # what one run left to the other is copied or, still in flight, left for a rerun
+        assert r.counts["new"] + r.counts["cached"] + r.counts["not_started"] == 20
+        assert r.stop_reason == ("claimed" if r.counts["not_started"] else None)
+    assert again.complete and len(again.judgments) == 20 and len(server.records) == 20
+    with JudgmentStore(tmp_path / "s.sqlite") as store:
+        assert sum(j.cost for j in store.judgments()) == pytest.approx(sum(r.usage["cost"] for r in reports))  # type: ignore[misc]
+        assert store._db.execute("SELECT COUNT(*) FROM claims").fetchone()[0] == 0  # every claim released
+
+
+def dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+@pytest.mark.extra("label")
+@pytest.mark.parametrize(
+    ("holder", "age_s", "sent"),
+    [
+        ("live", 0.0, 0),  # a live run's claim is respected: the pair is not sent
+        ("dead", 0.0, 1),  # a killed run's claim is taken over
+        ("live", CLAIM_TTL_S + 1, 1),  # a claim older than the TTL is stale, whoever holds it
+        ("other-host", 0.0, 0),  # no pid check across hosts: the claim holds until its TTL
+        ("other-host", CLAIM_TTL_S + 1, 1),
+    ],
+)
+def test_a_stale_claim_is_taken_over_and_a_live_one_respected(tmp_path: Path, holder: str, age_s: float, sent: int):
+    corpus, queries, run = collection(1, 1)
+    pool = build_pool([run], 1)
+    with FakeChatServer() as server, JudgmentStore(tmp_path / "s.sqlite") as store:
+        judge = judge_on(server.url)
+        (pair,) = make_pairs(pool, queries, corpus)
+        pid = dead_pid() if holder == "dead" else os.getpid()
+        host = "elsewhere.example" if holder == "other-host" else socket.gethostname()
+        store._db.execute(
+            "INSERT INTO claims VALUES (?, 'another-run', ?, ?, ?)",
+            (judge.cache_key(pair), host, pid, time.time() - age_s),
+        )
+        report = label_pool(pool, judge, store, queries=queries, corpus=corpus)
+        assert len(server.records) == sent
+        assert report.complete == bool(sent) and report.counts["new"] == sent
+        assert report.counts["not_started"] == 1 - sent
+        assert store.count(status="ok") == sent
