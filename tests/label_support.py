@@ -8,7 +8,8 @@ out of rankgate's prompt and grades the passage by a ``rel=N`` marker in its tex
 ``garbage`` (an answer in the wrong format), ``badlabel`` (a grade off the scale), ``400``,
 ``401echo`` (a 401 whose message echoes the Authorization header), ``echo`` (an answer in the
 wrong format that echoes the Authorization header), ``nousage`` (no usage field), ``drop`` (the
-connection closed without an answer), ``huge`` (a 200 body of ``huge_bytes`` bytes).
+connection closed without an answer), ``huge`` (a 200 body of ``huge_bytes`` bytes), ``bare``
+(a bare grade, or Yes / No under the binary prompt).
 Every request is recorded, with whether an answer was actually sent.
 """
 
@@ -223,6 +224,8 @@ class FakeChatServer:
             content = f"The passage looks relevant, I would say {label}."
         elif fault == "badlabel":
             content = json.dumps({"relevance": 7, "reason": "very"})
+        elif fault == "bare":  # a bare grade, or Yes / No under the binary prompt
+            content = str(label) if '"relevance": <0 or 1>' not in first_user else ("Yes" if label else "No")
         elif fault == "echo":
             content = f"Your key is {auth}; relevance unknown"
         reply: dict[str, Any] = {

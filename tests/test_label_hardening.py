@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
+from rankgate.io.readers import read_qrels
 from rankgate.label.chat import MAX_RESPONSE_BYTES, ChatClient, TransientFailure
 from rankgate.label.cost import CostMeter, Prices, worst_case_input_tokens
 from rankgate.label.llm import LLMJudge
@@ -26,7 +27,8 @@ from rankgate.label.prompts import ParseFailure, Prompt
 from rankgate.label.runner import label_pool, make_pairs
 from rankgate.label.secret import Secret
 from rankgate.label.store import CLAIM_TTL_S, JudgmentStore
-from tests.label_support import FakeChatServer, grade_of
+from tests.cli_support import invoke
+from tests.label_support import FakeChatServer, expected_grade, grade_of, make_collection
 from tests.test_label_runner import collection
 
 KEY = "sk-hardening-key-0123456789"
@@ -250,3 +252,59 @@ def test_a_stale_claim_is_taken_over_and_a_live_one_respected(tmp_path: Path, ho
         assert report.complete == bool(sent) and report.counts["new"] == sent
         assert report.counts["not_started"] == 1 - sent
         assert store.count(status="ok") == sent
+
+
+@pytest.fixture
+def coll(tmp_path: Path) -> dict[str, str]:
+    corpus, queries, run = make_collection(3, 4)
+    paths = {"corpus": tmp_path / "corpus.jsonl", "queries": tmp_path / "queries.jsonl", "run": tmp_path / "run.txt"}
+    for name, text in (("corpus", corpus), ("queries", queries), ("run", run)):
+        paths[name].write_text(text)
+    return {k: str(v) for k, v in paths.items()}
+
+
+def label_args(coll: dict[str, str], url: str, tmp_path: Path, *extra: str) -> list[str]:
+    return [
+        "label", "--run", coll["run"], "--corpus", coll["corpus"], "--queries", coll["queries"], "--depth", "4",
+        "--base-url", url, "--model", "fake-model", "--out", str(tmp_path / "llm.txt"), "--backoff", "0.001",
+        "--no-progress", *extra,
+    ]  # fmt: skip
+
+
+@pytest.mark.extra("label")
+def test_label_exits_1_when_every_judgment_failed_with_the_count_last(capsys, coll, tmp_path):
+    with FakeChatServer(always="garbage") as server:
+        code, _, err = invoke(capsys, *label_args(coll, server.url, tmp_path, "--parse-retries", "0"))
+    assert code == 1, err  # was 0, with an empty qrels file
+    assert (
+        err.splitlines()[-1]
+        == "error: 12 of 12 pairs have no judgment (12 failed, 0 without an answer, 0 not started); exit 1"
+    )
+    assert "warning: 12 pairs failed (kept out of the qrels), e.g. q1/d1_0: unreadable answer" in err
+    assert (tmp_path / "llm.txt").read_text() == "" and "Traceback" not in err
+
+
+@pytest.mark.extra("label")
+@pytest.mark.parametrize("scale", ["graded", "binary"])
+def test_bare_grades_and_yes_no_answers_are_labels(capsys, coll, tmp_path, scale):
+    with FakeChatServer(always="bare") as server:
+        code, _, err = invoke(capsys, *label_args(coll, server.url, tmp_path, "--scale", scale))
+    assert code == 0, err
+    qrels = read_qrels(tmp_path / "llm.txt").to_dict()
+    assert sum(len(d) for d in qrels.values()) == 12
+    if scale == "graded":
+        assert qrels == {q: {d: expected_grade(q, d) for d in docs} for q, docs in qrels.items()}
+    else:
+        assert qrels == {q: {d: int(expected_grade(q, d) >= 2) for d in docs} for q, docs in qrels.items()}
+
+
+@pytest.mark.extra("label")
+def test_an_unreachable_endpoint_is_named_with_its_cause(capsys, coll, tmp_path):
+    args = label_args(coll, "http://user:secret-pw@127.0.0.1:9/v1", tmp_path, "--max-retries", "1")
+    code, out, err = invoke(capsys, *args)
+    assert code == 1
+    lines = err.splitlines()
+    assert lines[-1] == "error: 12 of 12 pairs have no judgment (0 failed, 12 without an answer, 0 not started); exit 1"
+    (warning,) = [line for line in lines if "got no answer" in line]
+    assert "cannot connect to http://127.0.0.1:9/v1/chat/completions (connection refused" in warning
+    assert "secret-pw" not in err + out

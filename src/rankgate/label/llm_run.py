@@ -121,13 +121,16 @@ def judge_llm(
                     store.put(e.partial)
                     counts["errors"] += 1 + len(shared)
                     state["processed"] += 1 + len(shared)  # begun, so not "not started"
+                store.release(key)
                 return
-            except BackendError as e:
+            except BaseException as e:  # released, so that a rerun or another run can take the pair
+                store.release(key)
+                if not isinstance(e, BackendError):
+                    raise
                 state["stop"], state["fatal"] = "fatal", e
                 return
-            finally:
-                store.release(key)
-            store.put(result)
+            store.put(result)  # stored before the claim goes: another run then finds it "done"
+            store.release(key)
             counts[{STATUS_OK: "new", STATUS_FAILED: "failed", STATUS_ERROR: "errors"}[result.status]] += 1
             if result.status == STATUS_ERROR:
                 counts["errors"] += len(shared)  # not stored: the next run asks again
