@@ -7,7 +7,9 @@ out of rankgate's prompt and grades the passage by a ``rel=N`` marker in its tex
 ``timeout`` (answers too late), ``malformed`` (a body that is not JSON), ``nochoices``,
 ``garbage`` (an answer in the wrong format), ``badlabel`` (a grade off the scale), ``400``,
 ``401echo`` (a 401 whose message echoes the Authorization header), ``echo`` (an answer in the
-wrong format that echoes the Authorization header), ``nousage`` (no usage field).
+wrong format that echoes the Authorization header), ``nousage`` (no usage field), ``drop`` (the
+connection closed without an answer), ``huge`` (a 200 body of ``huge_bytes`` bytes), ``bare``
+(a bare grade, or Yes / No under the binary prompt).
 Every request is recorded, with whether an answer was actually sent.
 """
 
@@ -24,7 +26,22 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 PROMPT = re.compile(r"Query: (?P<query>.*?)\n\nPassage:\n(?P<passage>.*?)\n\nReply with", re.DOTALL)
+FENCED = {
+    name: re.compile(
+        rf"^<<<{name} (?P<tag>\w+)>>>\n(?P<text>.*?)\n<<<END {name} (?P=tag)>>>$", re.DOTALL | re.MULTILINE
+    )
+    for name in ("QUERY", "PASSAGE")
+}
 MARKER = re.compile(r"rel=(\d)")
+
+
+def texts_of(prompt: str) -> tuple[str, str]:
+    """The (query, passage) texts of a prompt: inside their fences, else after ``Query:`` / ``Passage:``."""
+    fenced = [FENCED[name].search(prompt) for name in ("QUERY", "PASSAGE")]
+    if fenced[0] and fenced[1]:
+        return fenced[0].group("text"), fenced[1].group("text")
+    m = PROMPT.search(prompt)
+    return (m.group("query"), m.group("passage")) if m else ("", prompt)
 
 
 def grade_of(passage: str) -> int:
@@ -66,6 +83,8 @@ class FakeChatServer:
         retry_after: the Retry-After header of a 429 (None: no header).
         slow_seconds: how long a ``timeout`` fault waits before answering.
         hold_after: after this many answers, hold new requests until ``release()``.
+        always: the fault of every request that ``faults`` and ``queue`` leave without one.
+        huge_bytes: the size of a ``huge`` answer.
         judge: maps (query, passage) to the grade.
     """
 
@@ -74,6 +93,8 @@ class FakeChatServer:
     retry_after: str | None = "0"
     slow_seconds: float = 1.0
     hold_after: int | None = None
+    always: str | None = None
+    huge_bytes: int = 5_000_000
     judge: Callable[[str, str], int] = lambda query, passage: grade_of(passage)
     records: list[Record] = field(default_factory=list)
 
@@ -146,7 +167,7 @@ class FakeChatServer:
             for key, plan in self.faults.items():
                 if key in text and plan:
                     return plan.pop(0)
-            return self.queue.popleft() if self.queue else None
+            return self.queue.popleft() if self.queue else self.always
 
     def _handle(self, h: BaseHTTPRequestHandler) -> None:
         length = int(h.headers.get("Content-Length", "0"))
@@ -156,8 +177,7 @@ class FakeChatServer:
             return
         messages = body.get("messages", [])
         first_user = next((m["content"] for m in messages if m["role"] == "user"), "")
-        m = PROMPT.search(first_user)
-        query, passage = (m.group("query"), m.group("passage")) if m else ("", first_user)
+        query, passage = texts_of(first_user)
         fault = self._next_fault(first_user)
         record = Record(query, passage, fault, h.headers.get("Authorization", ""), body)
         with self._lock:
@@ -185,6 +205,12 @@ class FakeChatServer:
         if fault == "malformed":
             self._send(h, record, 200, None, raw=b"this is not json {")
             return
+        if fault == "drop":
+            h.close_connection = True
+            return
+        if fault == "huge":
+            self._send(h, record, 200, None, raw=b" " * self.huge_bytes)
+            return
         if fault == "nochoices":
             self._send(h, record, 200, {"usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 0}})
             return
@@ -198,6 +224,8 @@ class FakeChatServer:
             content = f"The passage looks relevant, I would say {label}."
         elif fault == "badlabel":
             content = json.dumps({"relevance": 7, "reason": "very"})
+        elif fault == "bare":  # a bare grade, or Yes / No under the binary prompt
+            content = str(label) if '"relevance": <0 or 1>' not in first_user else ("Yes" if label else "No")
         elif fault == "echo":
             content = f"Your key is {auth}; relevance unknown"
         reply: dict[str, Any] = {

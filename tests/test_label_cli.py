@@ -61,7 +61,8 @@ def test_llm_labels_qrels_jsonl_tags_and_summary(capsys, coll, tmp_path):
         "pool": 4, "judged": 4, "failed": 0, "coverage": 1.0, "labels": {"0": 1, "1": 1, "2": 1, "3": 1}, "relevant": 3,
     }  # fmt: skip
     assert summary["retries"] == {"429": 1, "500": 1, "timeout": 1, "malformed": 1}
-    assert summary["usage"]["requests"] == 14  # 12 answers + the garbage one + the timed-out one (worst case)
+    # 12 answers + the garbage one + the timed-out and the malformed ones (worst case: both may be billed)
+    assert summary["usage"]["requests"] == 15
     qrels = read_qrels(tmp_path / "llm.txt").to_dict()
     assert qrels == {q: {d: expected_grade(q, d) for d in docs} for q, docs in qrels.items()}
     assert sum(len(d) for d in qrels.values()) == 12
@@ -136,7 +137,7 @@ def test_the_key_never_appears_in_output_files_logs_or_errors(capsys, caplog, co
     with FakeChatServer(faults={"d1_0 with": ["echo"] * 3}) as server:
         code, out, err = invoke(capsys, *llm_args(coll, server, tmp_path, "--jsonl", str(tmp_path / "l.jsonl")))
         assert {r.authorization for r in server.records} == {f"Bearer {KEY}"}  # it was sent...
-    assert code == 0, err
+    assert code == 1, err  # a failed pair leaves the qrels incomplete (issue 22.13)
     assert "1 pairs failed (kept out of the qrels), e.g. q1/d1_0: unreadable answer (3 of 3)" in err
     with JudgmentStore(tmp_path / "llm.sqlite") as store:
         (failed,) = store.judgments(status="failed")

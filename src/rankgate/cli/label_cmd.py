@@ -23,6 +23,7 @@ from rankgate.errors import ConfigError
 from rankgate.label.types import JUDGES
 
 if TYPE_CHECKING:
+    from rankgate.label.outcome import LabelReport
     from rankgate.label.pipeline import JobResult
 
 
@@ -150,8 +151,9 @@ def label_command(ctx: click.Context, **opts: Any) -> None:
 
     Judgments are stored in a SQLite file as they arrive: rerun the same command to resume
     (pairs judged before cost nothing). Outputs: TREC qrels (--out), JSONL with model,
-    prompt hash and reason (--jsonl), per-query tiers (--tags-out). Exit code 1 when a
-    budget or missing answers left the pool incomplete (outputs are still written).
+    prompt hash and reason (--jsonl), per-query tiers (--tags-out). Exit code 1 when any pair
+    has no judgment: failed (unreadable answers), no answer, or left by a budget (outputs are
+    still written; the last line of stderr gives the counts).
 
     \b
     Examples:
@@ -205,12 +207,31 @@ def _run(opts: dict[str, Any]) -> None:
     report = result.report
     warn(result.warnings)
     _show(result, fmt, per_query)
-    if report.failed:
-        example = report.failed[0]
-        where = f"{example.query_id}/{example.doc_id}"
-        warn([f"{len(report.failed)} pairs failed (kept out of the qrels), e.g. {where}: {example.error}"])
-    if not report.dry_run and not report.complete:
-        raise SystemExit(1)
+    if not report.dry_run:
+        _exit_when_incomplete(report)
+
+
+def _exit_when_incomplete(report: LabelReport) -> None:
+    """Name one example of each kind of missing judgment, then exit 1 with the counts in stderr's last line.
+
+    Any pair left out of the qrels (failed, without an answer, or not started) makes the exit
+    code 1: a CI job must not go on with qrels that silently lack them.
+    """
+    examples = []
+    kinds = (("failed (kept out of the qrels)", report.failed), ("got no answer (retried next run)", report.errors))
+    for kind, judgments in kinds:
+        if judgments:
+            example = judgments[0]
+            examples.append(f"{len(judgments)} pairs {kind}, e.g. {example.query_id}/{example.doc_id}: {example.error}")
+    warn(examples)
+    not_started = report.counts.get("not_started", 0)
+    missing = len(report.failed) + len(report.errors) + not_started
+    if report.complete and not report.failed:
+        return
+    parts = [f"{len(report.failed)} failed", f"{len(report.errors)} without an answer", f"{not_started} not started"]
+    pool = report.counts.get("pool", 0)
+    click.echo(f"error: {missing} of {pool} pairs have no judgment ({', '.join(parts)}); exit 1", err=True)
+    raise SystemExit(1)
 
 
 def _show(result: JobResult, fmt: str, per_query: bool) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import json
+import os
 import random
 import time
 from collections.abc import Awaitable, Callable
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 RETRY_STATUS = frozenset({408, 409, 425, 429})
 FATAL_STATUS = frozenset({401, 403, 404})
 MAX_RETRY_AFTER = 600.0
+MAX_RESPONSE_BYTES = 1_000_000  # a verdict is a few hundred bytes; past this the body is not read further
 
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -215,73 +217,95 @@ class ChatClient:
     async def complete(self, messages: list[dict[str, str]]) -> ChatReply:
         """The assistant's answer to ``messages``, retrying what can be retried.
 
+        Every attempt that may be billed (a timeout, a connection dropped after the request went
+        out, a body that is not a chat completion or is too large) counts its worst case toward
+        the cost cap; only attempts that never reached the server, or that it refused with an
+        error status, are free.
+
         Raises:
             CostLimitReached: the next attempt could cross the cost cap (nothing was sent).
-            TransientFailure: retries exhausted.
+            TransientFailure: retries exhausted (the message names the URL and the last cause).
             RequestRejected: the server refused this request (4xx other than 401/403/404/408/409/425/429).
             BackendError: 401, 403 or 404: the run cannot go on.
         """
-        httpx = require("httpx", "label")
         if self._client is None:
             raise RuntimeError("use ChatClient as 'async with ChatClient(...) as client'")
         payload = self._payload(messages)
-        estimated = estimate_input_tokens(messages) + self.max_tokens
-        worst_in = worst_case_input_tokens(messages)
+        bill = _Bill(estimate_input_tokens(messages) + self.max_tokens, worst_case_input_tokens(messages))
         last = "no attempt made"
         for attempt in range(self.max_retries + 1):
-            await self.limiter.acquire(estimated)
-            reservation = await self.meter.reserve_when_possible(worst_in, self.max_tokens)
-            started = time.perf_counter()
-            try:
-                response = await self._client.post(self.url, json=payload)
-            except httpx.TimeoutException:
-                # The server may have done (and billed) the work: count the worst case as spent.
-                self.meter.settle(reservation, worst_in, self.max_tokens)
-                self.meter.usage_missing += 1
-                self.limiter.settle(estimated, estimated)
-                last = f"timed out after {self.timeout:g} s"
-                self._count_retry("timeout")
-            except httpx.TransportError as e:
-                self.meter.release(reservation)
-                self.limiter.settle(estimated, 0)
-                last = f"connection failed ({type(e).__name__}: {self.scrub(str(e)) or 'no detail'})"
-                self._count_retry("connection")
-            else:
-                latency = (time.perf_counter() - started) * 1000
-                status = response.status_code
-                if status == 200:
-                    try:
-                        return self._reply(response, reservation, estimated, worst_in, latency, attempt + 1)
-                    except _Malformed as e:
-                        last = str(e)
-                        self._count_retry("malformed")
-                else:
-                    self.meter.release(reservation)
-                    self.limiter.settle(estimated, 0)
-                    detail = self._error_detail(response)
-                    if status in FATAL_STATUS:
-                        raise BackendError(self._fatal_message(status, detail))
-                    if status not in RETRY_STATUS and status < 500:
-                        raise RequestRejected(f"HTTP {status} from {display_url(self.url)}: {detail}")
-                    last = f"HTTP {status}: {detail}"
-                    self._count_retry(str(status))
-                    wait = retry_after_seconds(response.headers.get("retry-after"))
-                    if wait is not None:
-                        # Honour the server's wait, for every worker: the limiter holds them all.
-                        self.limiter.pause(wait)
-                        continue
-            if attempt < self.max_retries:
+            await self.limiter.acquire(bill.estimated)
+            bill.reservation = await self.meter.reserve_when_possible(bill.worst_in, self.max_tokens)
+            outcome = await self._attempt(payload, bill, attempt + 1)
+            if isinstance(outcome, ChatReply):
+                return outcome
+            last, paused = outcome
+            if attempt < self.max_retries and not paused:
                 await self._sleep(self._backoff(attempt))
-        raise TransientFailure(f"no answer after {self.max_retries + 1} attempts; last: {last}")
+        url = display_url(self.url)
+        where = "" if url in last else f"; endpoint {url}"
+        raise TransientFailure(f"no answer after {self.max_retries + 1} attempts; last: {last}{where}")
 
-    def _reply(
-        self, response: Any, reservation: float, estimated: int, worst_in: int, latency: float, attempts: int
-    ) -> ChatReply:
+    def _free(self, bill: _Bill) -> None:
+        """The attempt never reached the server, or was refused: nothing was billed."""
+        self.meter.release(bill.reservation)
+        self.limiter.settle(bill.estimated, 0)
+
+    def _worst(self, bill: _Bill, reason: str | None = None) -> None:
+        """The server may have done (and billed) the work without a usable answer: count the worst case."""
+        self.meter.settle(bill.reservation, bill.worst_in, self.max_tokens)
+        self.meter.usage_missing += 1
+        self.limiter.settle(bill.estimated, bill.estimated)
+        if reason is not None:
+            self._count_retry(reason)
+
+    async def _attempt(self, payload: dict[str, Any], bill: _Bill, attempts: int) -> ChatReply | tuple[str, bool]:
+        """One request: the reply, or (why it failed, whether a Retry-After pause replaces the backoff)."""
+        httpx = require("httpx", "label")
+        assert self._client is not None
+        started = time.perf_counter()
         try:
-            body = response.json()
-        except (json.JSONDecodeError, UnicodeDecodeError, ValueError):
-            self.meter.release(reservation)
-            self.limiter.settle(estimated, 0)
+            async with self._client.stream("POST", self.url, json=payload) as response:
+                status = response.status_code
+                body = await _read_capped(response, MAX_RESPONSE_BYTES)
+        except httpx.TimeoutException:
+            self._worst(bill, "timeout")
+            return f"timed out after {self.timeout:g} s", False
+        except (httpx.ConnectError, httpx.UnsupportedProtocol) as e:  # the request never left: free
+            self._free(bill)
+            self._count_retry("connection")
+            return f"cannot connect to {display_url(self.url)} ({_cause(e, self.scrub)})", False
+        except httpx.TransportError as e:  # dropped after the request went out: it may be billed
+            self._worst(bill, "connection")
+            return f"connection to {display_url(self.url)} dropped ({_cause(e, self.scrub)})", False
+        latency = (time.perf_counter() - started) * 1000
+        if body is None:
+            self._worst(bill, "too-large")
+            return f"the reply is larger than {MAX_RESPONSE_BYTES // 1_000_000} MB (not read further)", False
+        if status == 200:
+            try:
+                return self._reply(body, bill, latency, attempts)
+            except _Malformed as e:
+                self._count_retry("malformed")
+                return str(e), False
+        self._free(bill)
+        detail = self._error_detail(body)
+        if status in FATAL_STATUS:
+            raise BackendError(self._fatal_message(status, detail))
+        if status not in RETRY_STATUS and status < 500:
+            raise RequestRejected(f"HTTP {status} from {display_url(self.url)}: {detail}")
+        self._count_retry(str(status))
+        wait = retry_after_seconds(response.headers.get("retry-after"))
+        if wait is not None:
+            # Honour the server's wait, for every worker: the limiter holds them all.
+            self.limiter.pause(wait)
+        return f"HTTP {status}: {detail}", wait is not None
+
+    def _reply(self, raw: bytes, bill: _Bill, latency: float, attempts: int) -> ChatReply:
+        try:
+            body = json.loads(raw)
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            self._worst(bill)
             raise _Malformed("the server's reply is not JSON") from None
         usage = body.get("usage") if isinstance(body, dict) else None
         prompt_tokens = _count(usage.get("prompt_tokens")) if isinstance(usage, dict) else None
@@ -291,10 +315,10 @@ class ChatClient:
             out = _count(usage.get("completion_tokens"))
             tokens_out = out if out is not None else self.max_tokens
         else:
-            tokens_in, tokens_out = worst_in, self.max_tokens
+            tokens_in, tokens_out = bill.worst_in, self.max_tokens
             self.meter.usage_missing += 1
-        cost = self.meter.settle(reservation, tokens_in, tokens_out)
-        self.limiter.settle(estimated, tokens_in + tokens_out)
+        cost = self.meter.settle(bill.reservation, tokens_in, tokens_out)
+        self.limiter.settle(bill.estimated, tokens_in + tokens_out)
         try:
             content = body["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError):
@@ -303,10 +327,10 @@ class ChatClient:
             raise _Malformed("choices[0].message.content is not a string")
         return ChatReply(self.scrub(content or ""), tokens_in, tokens_out, cost, latency, attempts, reported)
 
-    def _error_detail(self, response: Any) -> str:
+    def _error_detail(self, raw: bytes) -> str:
         text = ""
         try:
-            body = response.json()
+            body = json.loads(raw)
             error = body.get("error") if isinstance(body, dict) else None
             if isinstance(error, dict):
                 text = str(error.get("message", ""))
@@ -314,8 +338,8 @@ class ChatClient:
                 text = error
             elif isinstance(body, dict) and "detail" in body:
                 text = str(body["detail"])
-        except (json.JSONDecodeError, UnicodeDecodeError, ValueError):
-            text = response.text
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            text = raw.decode("utf-8", errors="replace")
         text = " ".join(self.scrub(text).split())
         return (text[:197] + "...") if len(text) > 200 else (text or "no detail")
 
@@ -327,6 +351,42 @@ class ChatClient:
             404: "not found; check --base-url (OpenAI-compatible servers usually end in /v1) and --model",
         }[status]
         return f"judge endpoint {url} answered HTTP {status} ({detail}): {hint}"
+
+
+@dataclass
+class _Bill:
+    """One request's rate-limit estimate, worst-case input tokens and its current cost reservation."""
+
+    estimated: int
+    worst_in: int
+    reservation: float = 0.0
+
+
+async def _read_capped(response: Any, limit: int) -> bytes | None:
+    """The response body, or None as soon as it grows past ``limit`` bytes (the rest is never read)."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _cause(error: Exception, scrub: Callable[[str], str]) -> str:
+    """A transport error in words, naming the operating system's reason (e.g. "connection refused").
+
+    httpx's own message is often only "All connection attempts failed"; the reason lies in its cause chain.
+    """
+    text = " ".join(scrub(str(error)).split()) or type(error).__name__
+    seen: BaseException | None = error
+    for _ in range(8):  # a bounded walk down __cause__ / __context__
+        seen = seen.__cause__ or seen.__context__ if seen is not None else None
+        if isinstance(seen, OSError) and seen.errno is not None:
+            reason = os.strerror(seen.errno).lower()
+            return text if reason in text.lower() else f"{reason}: {text}"
+    return f"{type(error).__name__}: {text}"
 
 
 class _Malformed(Exception):

@@ -13,7 +13,7 @@ from rankgate.label.cost import CostLimitReached, estimate_input_tokens, worst_c
 from rankgate.label.llm import LLMJudge
 from rankgate.label.outcome import Estimate
 from rankgate.label.progress import LabelProgress
-from rankgate.label.store import JudgmentStore, now_iso
+from rankgate.label.store import CLAIMED, DONE, JudgmentStore, now_iso
 from rankgate.label.types import STATUS_ERROR, STATUS_FAILED, STATUS_OK, Judgment, Pair
 
 EXPECTED_OUTPUT_TOKENS = 40  # a JSON verdict with a one-sentence reason
@@ -89,7 +89,11 @@ def judge_llm(
     progress: bool,
     counts: Counter[str],
 ) -> str | None:
-    """Run the workers; returns "max-cost" when the cap stopped them. Fatal errors propagate."""
+    """Run the workers; returns "max-cost" when the cap stopped them, "claimed" when another run held pairs.
+
+    Each request's texts are claimed in the store first (`JudgmentStore.claim`), so two runs on
+    one store never pay twice for them. Fatal errors propagate.
+    """
     if not leaders:
         return None
     total = len(leaders) + sum(len(followers.get(judge.cache_key(p), [])) for p in leaders)
@@ -102,22 +106,32 @@ def judge_llm(
             pair = next(queue, None)
             if pair is None:
                 return
+            key = judge.cache_key(pair)
+            shared = followers.get(key, [])
+            claim = store.claim(key)
+            if claim != CLAIMED:  # another run on this store answered these texts, or is asking now
+                state["processed"] += _not_sent(claim, key, [pair, *shared], store, counts)
+                bar.advance(1 + len(shared))
+                continue
             try:
                 result = await judge.judge(pair)
             except CostLimitReached as e:
                 state["stop"] = "max-cost"
                 if e.partial is not None:  # paid-for requests of a pair left unanswered
                     store.put(e.partial)
-                    begun = 1 + len(followers.get(e.partial.cache_key, []))
-                    counts["errors"] += begun
-                    state["processed"] += begun  # begun, so not "not started"
+                    counts["errors"] += 1 + len(shared)
+                    state["processed"] += 1 + len(shared)  # begun, so not "not started"
+                store.release(key)
                 return
-            except BackendError as e:
+            except BaseException as e:  # released, so that a rerun or another run can take the pair
+                store.release(key)
+                if not isinstance(e, BackendError):
+                    raise
                 state["stop"], state["fatal"] = "fatal", e
                 return
-            store.put(result)
+            store.put(result)  # stored before the claim goes: another run then finds it "done"
+            store.release(key)
             counts[{STATUS_OK: "new", STATUS_FAILED: "failed", STATUS_ERROR: "errors"}[result.status]] += 1
-            shared = followers.get(result.cache_key, [])
             if result.status == STATUS_ERROR:
                 counts["errors"] += len(shared)  # not stored: the next run asks again
             elif shared:
@@ -137,4 +151,16 @@ def judge_llm(
     if state["stop"] == "max-cost":
         counts["not_started"] += total - state["processed"]
         return "max-cost"
-    return None
+    return "claimed" if counts["claimed_elsewhere"] else None
+
+
+def _not_sent(claim: str, key: str, pairs: list[Pair], store: JudgmentStore, counts: Counter[str]) -> int:
+    """Pairs whose texts another run on the store answered (copied, free) or is asking about (left); how many."""
+    hit = store.cached(key) if claim == DONE else None
+    if hit is None:  # busy: the other run stores them; a rerun picks them up
+        counts["not_started"] += len(pairs)
+        counts["claimed_elsewhere"] += len(pairs)
+    else:
+        store.put_unless_ok([copy_judgment(hit, p) for p in pairs])
+        counts["cached"] += len(pairs)
+    return len(pairs)

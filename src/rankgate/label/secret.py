@@ -48,18 +48,21 @@ def secret_from_env(name: str) -> Secret | None:
 
 
 def display_url(url: str) -> str:
-    """``url`` without a user name or password, fit for messages.
+    """``url`` without a user name, password or query string (which may carry a key), fit for messages.
 
     >>> display_url("https://user:pw@api.example.com/v1")
     'https://api.example.com/v1'
+    >>> display_url("https://example.openai.azure.com/v1?api-key=abc")
+    'https://example.openai.azure.com/v1?...'
     """
     try:
         parts = urlsplit(url)
+        port = parts.port
     except ValueError:
         return "<invalid URL>"
-    if parts.username is None and parts.password is None:
+    if parts.username is None and parts.password is None and not parts.query and not parts.fragment:
         return url
     host = parts.hostname or ""
-    if parts.port:
-        host += f":{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+    if port:
+        host += f":{port}"
+    return urlunsplit((parts.scheme, host, parts.path, "..." if parts.query else "", ""))

@@ -7,14 +7,19 @@ pair whose texts were judged before under other ids (a duplicate document, a ren
 reuse that answer for free. The file uses write-ahead logging, so a reader (``sqlite3``,
 pandas) can look at it while a run writes. No secret is ever written here.
 
-Tables: ``judgments`` (one row per judge and pair) and ``judges`` (each judge's settings).
+Tables: ``judgments`` (one row per judge and pair), ``judges`` (each judge's settings) and
+``claims`` (the texts a run is asking about right now, so that two runs on one store never pay
+twice for them; see `JudgmentStore.claim`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
+import time
+import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import fields
 from datetime import datetime, timezone
@@ -59,10 +64,21 @@ CREATE TABLE IF NOT EXISTS judgments (
     created_at TEXT NOT NULL,
     PRIMARY KEY (judge_id, query_id, doc_id)
 );
+CREATE TABLE IF NOT EXISTS claims (
+    cache_key TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    claimed_at REAL NOT NULL
+);
 CREATE INDEX IF NOT EXISTS judgments_cache ON judgments (cache_key) WHERE status = 'ok' AND cache_key != '';
 """
 
 _COLUMNS = [f.name for f in fields(Judgment) if f.name != "extra"]
+_KEY_COLUMNS = ("judge_id", "query_id", "doc_id")
+
+CLAIM_TTL_S = 3600.0  # a claim this old is stale whoever holds it (another host, a reused pid)
+CLAIMED, DONE, BUSY = "claimed", "done", "busy"
 
 
 def now_iso() -> str:
@@ -81,6 +97,8 @@ class JudgmentStore:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = str(path)
+        self.owner = uuid.uuid4().hex  # this store object's claims (two in one process are two owners)
+        self._host = socket.gethostname()
         try:
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -143,6 +161,68 @@ class JudgmentStore:
             values.append(int(value) if isinstance(value, bool) else value)
         return tuple(values)
 
+    def put_unless_ok(self, judgments: Iterable[Judgment]) -> int:
+        """Insert judgments, replacing only stored ones that are not ok (another run's answer is kept)."""
+        rows = [self._row(j) for j in judgments]
+        if not rows:
+            return 0
+        marks = ", ".join("?" for _ in _COLUMNS)
+        updates = ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS if c not in _KEY_COLUMNS)
+        sql = (
+            f"INSERT INTO judgments ({', '.join(_COLUMNS)}) VALUES ({marks}) ON CONFLICT ({', '.join(_KEY_COLUMNS)}) "
+            f"DO UPDATE SET {updates} WHERE judgments.status != 'ok'"
+        )
+        try:
+            with self._db:
+                self._db.execute("BEGIN IMMEDIATE")
+                self._db.executemany(sql, rows)
+        except sqlite3.DatabaseError as e:
+            raise BackendError(f"{self.path}: cannot write judgments ({e})") from None
+        return len(rows)
+
+    # -- claims -------------------------------------------------------------------------
+    def claim(self, cache_key: str, *, now: float | None = None) -> str:
+        """Claim the texts of ``cache_key`` before paying for them: "claimed", "done" or "busy".
+
+        "done": an ok judgment of these texts is stored (another run answered them). "busy":
+        another run holds a live claim. A claim is live while its owner's process runs (same
+        host: its pid exists) and for at most `CLAIM_TTL_S` seconds; a claim left by a killed
+        run is taken over. Release it with `release` once the judgment is stored.
+        """
+        now = time.time() if now is None else now
+        try:
+            with self._db:
+                self._db.execute("BEGIN IMMEDIATE")
+                if self._db.execute(
+                    "SELECT 1 FROM judgments WHERE cache_key = ? AND status = 'ok' LIMIT 1", (cache_key,)
+                ).fetchone():
+                    return DONE
+                row = self._db.execute(
+                    "SELECT owner, host, pid, claimed_at FROM claims WHERE cache_key = ?", (cache_key,)
+                ).fetchone()
+                if row is not None and row["owner"] != self.owner and self._live(row, now):
+                    return BUSY
+                self._db.execute(
+                    "INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?, ?)",
+                    (cache_key, self.owner, self._host, os.getpid(), now),
+                )
+                return CLAIMED
+        except sqlite3.DatabaseError as e:
+            raise BackendError(f"{self.path}: cannot claim a pair ({e})") from None
+
+    def release(self, cache_key: str) -> None:
+        """Drop this store's claim of ``cache_key`` (another owner's claim is left alone)."""
+        with self._db:
+            self._db.execute("DELETE FROM claims WHERE cache_key = ? AND owner = ?", (cache_key, self.owner))
+
+    def _live(self, row: sqlite3.Row, now: float) -> bool:
+        """Whether a claim's owner may still be at work: not too old, and (same host) its process exists."""
+        if now - float(row["claimed_at"]) > CLAIM_TTL_S:
+            return False
+        if row["host"] != self._host or os.name == "nt":  # no pid check elsewhere (os.kill(pid, 0) is Ctrl-C there)
+            return True
+        return _pid_exists(int(row["pid"]))
+
     def record_judge(self, judge_id: str, kind: str, settings: dict[str, object], prompt: str | None = None) -> None:
         """Remember a judge's settings (and prompt text) for reports and reproducibility."""
         with self._db:
@@ -201,6 +281,21 @@ class JudgmentStore:
     def count(self, judge_id: str | None = None, status: str | None = None) -> int:
         where, params = _where(judge_id, status)
         return int(self._db.execute(f"SELECT COUNT(*) FROM judgments {where}", params).fetchone()[0])
+
+
+def _pid_exists(pid: int) -> bool:
+    """Whether a process ``pid`` exists on this host (signal 0 checks without sending anything)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, under another user
+        return True
+    except OSError:
+        return False
+    return True
 
 
 def _where(judge_id: str | None, status: str | None) -> tuple[str, list[str]]:

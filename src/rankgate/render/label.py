@@ -11,6 +11,7 @@ STOP_TEXT = {
     "max-cost": "stopped before the next request could cross --max-cost",
     "max-judgments": "stopped at --max-judgments",
     "errors": "some pairs got no answer (retries exhausted)",
+    "claimed": "another run on this store was judging some pairs",
 }
 
 
