@@ -62,7 +62,7 @@ gates:
 """,
     ),
 }
-FORMATS = {"markdown": "md", "junit": "xml", "json": "json"}
+FORMATS = {"text": "txt", "markdown": "md", "junit": "xml", "json": "json"}
 
 
 def render(tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str, fmt: str) -> tuple[int, str]:

@@ -133,58 +133,84 @@ def markdown(report: GateReport, *, key: str = "default") -> str:
     return "\n".join(lines) + "\n"
 
 
-def _gate_table(outcomes: Sequence[GateOutcome]) -> list[str]:
-    rows = [
-        "| gate | metric | value | baseline | delta | CI of delta | floor | max drop | queries | status |",
-        "|---|---|---:|---:|---:|---|---:|---:|---:|---|",
+GATE_HEADERS = ("gate", "metric", "value", "baseline", "delta", "CI of delta", "floor", "max drop", "queries", "status")
+TAG_HEADERS = ("tag", "value", "measure", "queries", "baseline", "current", "delta", "CI of delta")
+_LEFT = {"gate", "metric", "CI of delta", "status", "tag", "value", "measure"}  # the rest are numbers
+
+
+def _gate_cells(o: GateOutcome) -> list[str]:
+    """One gate's row, as text (shared by the Markdown table and the terminal's)."""
+    frac = is_fraction(o)
+    g = o.gate
+    return [
+        g.name,
+        str(g.metric),
+        fmt_value(o.value, frac),
+        fmt_value(o.baseline, frac) if o.baseline is not None else "",
+        fmt_delta(o.delta, frac) if o.delta is not None else "",
+        _fmt_ci(o.ci, frac) if o.ci else "",
+        fmt_value(g.threshold, frac) if g.threshold is not None else "",
+        "" if g.regression_max is None else _max_drop(g.regression_max, frac),
+        str(o.n_queries),
+        f"{ICONS[o.status]} {o.status}",
     ]
+
+
+def _gate_table(outcomes: Sequence[GateOutcome]) -> list[str]:
+    rows = ["| " + " | ".join(GATE_HEADERS) + " |", "|---|---|---:|---:|---:|---|---:|---:|---:|---|"]
     for o in outcomes:
-        frac = is_fraction(o)
-        g = o.gate
-        max_drop = "" if g.regression_max is None else _max_drop(g.regression_max, frac)
-        rows.append(
-            "| "
-            + " | ".join(
-                [
-                    _cell(g.name),
-                    f"`{g.metric}`",
-                    fmt_value(o.value, frac),
-                    fmt_value(o.baseline, frac) if o.baseline is not None else "",
-                    fmt_delta(o.delta, frac) if o.delta is not None else "",
-                    _fmt_ci(o.ci, frac) if o.ci else "",
-                    fmt_value(g.threshold, frac) if g.threshold is not None else "",
-                    max_drop,
-                    str(o.n_queries),
-                    f"{ICONS[o.status]} {o.status}",
-                ]
-            )
-            + " |"
-        )
+        cells = _gate_cells(o)
+        cells[0], cells[1] = _cell(cells[0]), f"`{cells[1]}`"
+        rows.append("| " + " | ".join(cells) + " |")
     return rows
+
+
+def _worst_tags(report: GateReport) -> list[dict[str, Any]]:
+    """Tag rows worst first (the largest drop against the baseline; without one, the lowest mean)."""
+    return sorted(report.by_tag, key=lambda r: (r["small"], r["mean"] if r["delta"] is None else r["delta"]))[
+        :MAX_TAG_ROWS
+    ]
+
+
+def _tag_cells(r: dict[str, Any]) -> list[str]:
+    frac = r.get("fraction", True)
+    ci = tuple(r["ci"]) if r.get("ci") and None not in r["ci"] and not any(map(_nan, r["ci"])) else None
+    return [
+        str(r["tag"]),
+        str(r["value"]),
+        str(r["measure"]),
+        f"{r['n']}{' (small)' if r['small'] else ''}",
+        fmt_value(r["baseline_mean"], frac),
+        fmt_value(r["mean"], frac),
+        "" if r["delta"] is None else fmt_delta(r["delta"], frac),
+        _fmt_ci(ci, frac) if ci else "",
+    ]
 
 
 def _tag_rows(report: GateReport) -> list[str]:
     rows = report.by_tag
     if not rows:
         return []
-    # worst first: the largest drop against the baseline; without one, the lowest mean
-    shown = sorted(rows, key=lambda r: (r["small"], r["mean"] if r["delta"] is None else r["delta"]))[:MAX_TAG_ROWS]
-    out = [
-        "| tag | value | measure | queries | baseline | current | delta | CI of delta |",
-        "|---|---|---|---:|---:|---:|---:|---|",
-    ]
+    shown = _worst_tags(report)
+    out = ["| " + " | ".join(TAG_HEADERS) + " |", "|---|---|---|---:|---:|---:|---:|---|"]
     for r in shown:
-        frac = r.get("fraction", True)
-        ci = tuple(r["ci"]) if r.get("ci") and None not in r["ci"] and not any(map(_nan, r["ci"])) else None
-        size = f"{r['n']}{' (small)' if r['small'] else ''}"
-        out.append(
-            f"| {_cell(r['tag'])} | {_cell(r['value'])} | `{r['measure']}` | {size} "
-            f"| {fmt_value(r['baseline_mean'], frac)} | {fmt_value(r['mean'], frac)} "
-            f"| {'' if r['delta'] is None else fmt_delta(r['delta'], frac)} | {_fmt_ci(ci, frac) if ci else ''} |"
-        )
+        cells = _tag_cells(r)
+        cells[0], cells[1], cells[2] = _cell(cells[0]), _cell(cells[1]), f"`{cells[2]}`"
+        out.append("| " + " | ".join(cells) + " |")
     if len(rows) > len(shown):
         out.append(f"\n{len(rows) - len(shown)} more rows in the JSON output.")
     return out
+
+
+def _columns(headers: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
+    """A plain-text table: columns padded to their widest cell, numbers right-aligned."""
+    table = [list(headers), *(list(r) for r in rows)]
+    widths = [max(len(row[i]) for row in table) for i in range(len(headers))]
+    lines = []
+    for row in table:
+        cells = [c.ljust(w) if h in _LEFT else c.rjust(w) for c, w, h in zip(row, widths, headers, strict=True)]
+        lines.append(indent + "  ".join(cells).rstrip())
+    return lines
 
 
 def _nan(x: Any) -> bool:
@@ -212,10 +238,17 @@ def _cell(text: object) -> str:
 
 
 def plain_text(report: GateReport) -> str:
-    """The terminal form: verdict line and one headline per gate."""
+    """The terminal and CI-log form: verdict line, one headline per gate, the gates' table and the
+    per-tag breakdown (worst first), as the PR comment has them; plain text, never wrapped."""
     lines = [f"rankgate gate: {report.verdict.upper()} ({VERDICT_WORDS[report.verdict]})"]
     lines += [f"  {headline(o)}" for o in report.outcomes]
     if not report.baseline_label:
         lines.append("  (no baseline: only floors were checked; pass --baseline-run or --baseline)")
     lines += [f"  note: {n}" for n in report.notes]
+    lines += ["", *_columns(GATE_HEADERS, [_gate_cells(o) for o in report.outcomes])]
+    if report.by_tag:
+        lines += ["", "  Per-tag breakdown, worst first:"]
+        lines += _columns(TAG_HEADERS, [_tag_cells(r) for r in _worst_tags(report)])
+        if len(report.by_tag) > MAX_TAG_ROWS:
+            lines.append(f"  {len(report.by_tag) - MAX_TAG_ROWS} more rows in the JSON output.")
     return "\n".join(lines) + "\n"
