@@ -23,6 +23,7 @@ from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 PROMPT = re.compile(r"Query: (?P<query>.*?)\n\nPassage:\n(?P<passage>.*?)\n\nReply with", re.DOTALL)
@@ -267,6 +268,15 @@ class FakeChatServer:
             with self._lock:
                 record.answered = True
                 record.status = status
+
+
+def write_collection(folder: Path, n_queries: int = 3, docs_per_query: int = 4) -> dict[str, str]:
+    """`make_collection` written to ``folder``: paths of "corpus", "queries" and "run"."""
+    texts = dict(zip(("corpus", "queries", "run"), make_collection(n_queries, docs_per_query), strict=True))
+    names = {"corpus": "corpus.jsonl", "queries": "queries.jsonl", "run": "run.txt"}
+    for key, text in texts.items():
+        (folder / names[key]).write_text(text)
+    return {key: str(folder / names[key]) for key in texts}
 
 
 def make_collection(n_queries: int = 3, docs_per_query: int = 4) -> tuple[str, str, str]:

@@ -13,18 +13,14 @@ from rankgate.io.readers import read_qrels
 from rankgate.io.tags import read_query_tags
 from rankgate.label.store import JudgmentStore
 from tests.cli_support import invoke
-from tests.label_support import FakeChatServer, expected_grade, make_collection
+from tests.label_support import FakeChatServer, expected_grade, write_collection
 
 KEY = "sk-cli-test-Zq81-never-show-me"
 
 
 @pytest.fixture
 def coll(tmp_path: Path) -> dict[str, str]:
-    corpus, queries, run = make_collection(3, 4)
-    paths = {"corpus": tmp_path / "corpus.jsonl", "queries": tmp_path / "queries.jsonl", "run": tmp_path / "run.txt"}
-    for name, text in (("corpus", corpus), ("queries", queries), ("run", run)):
-        paths[name].write_text(text)
-    return {k: str(v) for k, v in paths.items()}
+    return write_collection(tmp_path)
 
 
 @pytest.fixture(autouse=True)

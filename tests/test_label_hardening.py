@@ -28,7 +28,7 @@ from rankgate.label.runner import label_pool, make_pairs
 from rankgate.label.secret import Secret
 from rankgate.label.store import CLAIM_TTL_S, JudgmentStore
 from tests.cli_support import invoke
-from tests.label_support import FakeChatServer, expected_grade, grade_of, make_collection
+from tests.label_support import FakeChatServer, expected_grade, grade_of, write_collection
 from tests.test_label_runner import collection
 
 KEY = "sk-hardening-key-0123456789"
@@ -256,11 +256,7 @@ def test_a_stale_claim_is_taken_over_and_a_live_one_respected(tmp_path: Path, ho
 
 @pytest.fixture
 def coll(tmp_path: Path) -> dict[str, str]:
-    corpus, queries, run = make_collection(3, 4)
-    paths = {"corpus": tmp_path / "corpus.jsonl", "queries": tmp_path / "queries.jsonl", "run": tmp_path / "run.txt"}
-    for name, text in (("corpus", corpus), ("queries", queries), ("run", run)):
-        paths[name].write_text(text)
-    return {k: str(v) for k, v in paths.items()}
+    return write_collection(tmp_path)
 
 
 def label_args(coll: dict[str, str], url: str, tmp_path: Path, *extra: str) -> list[str]:

@@ -49,13 +49,8 @@ def evaluate(
         measures: names such as ``"nDCG@10"``, ``"recall@100"``, ``"P(rel=2)@5"``, or `Measure` values.
         settings: the six policies at once (`Settings` or a mapping); the keywords below
             override single ones. Default: ``Settings()``.
-        queries: "qrels" averages every qrels query (absent from the run: 0, trec_eval -c);
-            "intersection" only queries in both (pytrec_eval, BEIR).
-        ties: "trec" breaks score ties by doc id descending (byte-wise); "input" keeps input order.
-        rel: minimum grade counted as relevant, for measures that do not set ``rel`` themselves.
-        empty: "zero" keeps queries with no relevant judgment (they score 0); "skip" drops them.
-        duplicates: repeated (query, doc) pairs in raw inputs: "error", keep "first", or "max".
-        judged_only: drop unjudged documents from rankings first (condensed lists).
+        queries, ties, rel, empty, duplicates, judged_only: each overrides one policy of
+            ``settings``; `Settings` says what each means.
         engine: "local" (this process) or "ray" (a Ray cluster), or an `Engine`.
         memory: a budget such as "4GB": a run file larger than that is evaluated out of core.
         partitions: query partitions (out of core or Ray); on the local engine it forces out of core.
