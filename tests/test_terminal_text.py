@@ -52,6 +52,7 @@ def test_the_demo_names_each_missing_extra(capsys: pytest.CaptureFixture[str], m
     assert "pip install 'rankgate[gate]'" in out
 
 
+@pytest.mark.extra("gate")
 def test_the_demo_gate_headlines_are_whole_lines(capsys: pytest.CaptureFixture[str]) -> None:
     """Each headline of the gate's text appears on one line of the demo's output (no wrap at 80)."""
     from rankgate.data import DEMO_CANDIDATE, demo_gates_path, demo_run_path
@@ -59,7 +60,6 @@ def test_the_demo_gate_headlines_are_whole_lines(capsys: pytest.CaptureFixture[s
     from rankgate.gate.runner import run_gate
     from rankgate.render.gate import plain_text
 
-    pytest.importorskip("pydantic")
     code, out, err = invoke(capsys, "demo", "--no-report", "--no-bench")
     assert code == 0, err
     config = load_config(demo_gates_path())
