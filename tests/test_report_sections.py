@@ -240,3 +240,19 @@ def test_tag_deltas_and_tag_means_get_separate_charts(capsys):
     (mean_bars,) = by_id["tags-means-ndcg-10"].figure["data"]
     groups = json.loads(evaluated)["groups"]
     assert sorted(mean_bars["x"]) == sorted(g["aggregates"]["nDCG@10"] for v in groups.values() for g in v.values())
+
+
+def test_a_warning_read_from_eval_and_compare_is_shown_once(capsys):
+    """The same run's warning in its eval JSON and (as "name: text") in a compare JSON: one line."""
+    from rankgate.data import demo_qrels_path, demo_run_path
+
+    qrels, bm25, dense = str(demo_qrels_path()), str(demo_run_path("bm25")), str(demo_run_path("dense"))
+    _, compared, _ = invoke(capsys, "compare", qrels, bm25, dense, "-m", "nDCG@10", "--format", "json",
+                         "--resamples", "200")  # fmt: skip
+    _, evaluated, _ = invoke(capsys, "eval", qrels, bm25, "-m", "nDCG@10", "--format", "json")
+    data = _data(json.loads(compared), json.loads(evaluated))
+    bm25_warnings = json.loads(evaluated)["warnings"]
+    assert bm25_warnings  # the demo's bm25 run has queries without relevant judgments
+    for text in bm25_warnings:
+        assert sorted(set(data.warnings)).count(("bm25", text)) == 1
+    assert not any(w.startswith(("bm25: ", "dense: ")) for _, w in data.warnings)  # not again under the file

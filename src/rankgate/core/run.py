@@ -90,7 +90,8 @@ class Run:
             )
 
         scan = scan_doc_ids(codes, dcol, self.query_ids)
-        self.self_matches: list[str] = find_self_matches(self.query_ids, codes, dcol, scan.self_match_rows)
+        self_scores = find_self_matches(self.query_ids, codes, dcol, scan.self_match_rows, score)
+        self.self_matches: list[str] = list(self_scores)
         hash_high = scan.hash_high  # kept for joins (`candidate_rows`)
         keep = keep_mask(scan.later, scan.first, len(codes), score, duplicates, describe)
         if keep is not None:
@@ -112,8 +113,18 @@ class Run:
         self.doc_ids: pa.ChunkedArray = dcol
         self.scores: np.ndarray = score
         self._doc_hash_high: np.ndarray | None = hash_high
+        self.self_matches_on_top: int = self._on_top(self_scores)
         self._tie_orders: dict[str, np.ndarray] = {}
         self._tie_moves: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+    def _on_top(self, self_scores: dict[str, float]) -> int:
+        """How many queries score their own-id document at least as high as any other: the sign of a
+        corpus that holds the queries (BEIR's Quora, ArguAna), not of ids that merely coincide."""
+        if not self_scores:
+            return 0
+        codes = pc.index_in(pa.array(list(self_scores)), value_set=self.query_ids).to_numpy(zero_copy_only=False)
+        tops = self.scores[self.offsets[codes.astype(np.int64)]]  # rows are by score, descending, per query
+        return int((np.fromiter(self_scores.values(), dtype=np.float64) >= tops).sum())
 
     # -- construction -------------------------------------------------------------------
     @classmethod

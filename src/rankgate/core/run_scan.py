@@ -70,14 +70,19 @@ def query_aligned_slices(codes: np.ndarray, n_queries: int) -> list[tuple[int, i
 
 
 def find_self_matches(
-    query_ids: pa.StringArray, codes: np.ndarray, docs: pa.ChunkedArray, candidates: np.ndarray
-) -> list[str]:
-    """Query ids that retrieve a document with the same id (BEIR drops such pairs)."""
+    query_ids: pa.StringArray, codes: np.ndarray, docs: pa.ChunkedArray, candidates: np.ndarray, scores: np.ndarray
+) -> dict[str, float]:
+    """Query ids that retrieve a document with the same id (BEIR drops such pairs), each with the
+    highest score it gives that document."""
     if len(candidates) == 0:
-        return []
+        return {}
     found = take_rows(docs, candidates).to_pylist()
     qids = query_ids.take(indices(codes[candidates])).to_pylist()
-    return sorted({q for q, d in zip(qids, found, strict=True) if q == d})
+    out: dict[str, float] = {}
+    for q, d, s in zip(qids, found, scores[candidates].tolist(), strict=True):
+        if q == d:
+            out[q] = max(s, out.get(q, s))
+    return dict(sorted(out.items()))
 
 
 def tied_neighbours(codes: np.ndarray, scores: np.ndarray) -> np.ndarray:

@@ -79,6 +79,7 @@ def evaluate_in_memory(
         run_only_ids=plan.run_only_ids,
         self_matches=r.self_matches[:3],
         n_self_matches=len(r.self_matches),
+        n_self_on_top=r.self_matches_on_top,
         run_rows=r.num_rows,
         deepest=int(r.depths.max()) if r.num_rows else 0,
         cutoffs=(cutoffs := _cutoff_names(wanted)),

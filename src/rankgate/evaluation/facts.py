@@ -30,6 +30,7 @@ class EvaluationFacts:
     shown: int = 0
     queries: str = "qrels"
     empty: str = "zero"
+    n_self_on_top: int = 0  # of n_self_matches: queries whose own-id document is their top result
 
     @classmethod
     def merge(cls, parts: Sequence[EvaluationFacts]) -> EvaluationFacts:
@@ -41,6 +42,7 @@ class EvaluationFacts:
             run_only_ids=_first([p.run_only_ids for p in parts]),
             self_matches=_first([p.self_matches for p in parts]),
             n_self_matches=sum(p.n_self_matches for p in parts),
+            n_self_on_top=sum(p.n_self_on_top for p in parts),
             run_rows=sum(p.run_rows for p in parts),
             deepest=max(p.deepest for p in parts),
             cutoffs=first.cutoffs,
@@ -81,10 +83,13 @@ class EvaluationFacts:
                 else "they are left out of the averages"
             )
             out.append(f"{c['no_relevant']} queries have no relevant judgment; {consequence}")
-        if self.n_self_matches:
+        # Ids that merely coincide (classic collections number queries and documents alike) rank
+        # their namesake anywhere; a corpus that holds the queries (Quora, ArguAna) ranks it first.
+        if self.n_self_matches and 2 * self.n_self_on_top >= self.n_self_matches:
             out.append(
                 f"{self.n_self_matches} queries retrieve a document whose id equals the query id "
-                f"(e.g. {self.self_matches[0]!r}); BEIR drops such self-matches, rankgate keeps them"
+                f"(e.g. {self.self_matches[0]!r}), {self.n_self_on_top} of them as their top result; "
+                "BEIR drops such self-matches, rankgate keeps them"
             )
         if self.run_rows:
             for k in sorted(self.cutoffs):

@@ -133,7 +133,8 @@ def collect(inputs: Sequence[Input]) -> ReportData:
             data.comparisons.extend({**row, "baseline": reference} for row in d.get("comparisons") or [])
             data.add_tag_rows({**row, "baseline": reference} for row in d.get("by_tag") or [])
             data.warnings.extend((source, n) for n in d.get("notes") or [])
-            data.warnings.extend((source, w) for w in d.get("warnings") or [])  # "system: warning"
+            systems = {str(x) for x in d.get("systems") or d.get("means") or []}
+            data.warnings.extend(_system_warning(source, str(w), systems) for w in d.get("warnings") or [])
         elif kind == "cutoffs":
             for run, values in d["runs"].items():
                 _add_curves(data, str(run), values, replace=True)
@@ -206,3 +207,10 @@ def _add_curves(data: ReportData, system: str, values: Mapping[str, Any], *, rep
         mine[family] = sorted(merged.items())
     if not mine:
         del data.curves[system]
+
+
+def _system_warning(source: str, text: str, systems: set[str]) -> tuple[str, str]:
+    """A compare warning ("system: text") under its system's name, so that the same warning read
+    from the system's eval JSON is shown once, not once per input file."""
+    system, sep, rest = text.partition(": ")
+    return (system, rest) if sep and system in systems else (source, text)
