@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from rankgate.cli.options import emit, engine_options, output_file_option, store_option, warn
+from rankgate.cli.options import allow_disjoint_option, emit, engine_options, output_file_option, store_option, warn
 
 if TYPE_CHECKING:
     from rankgate.evaluation.engines import Engine
@@ -31,6 +31,7 @@ FORMATS = ("text", "markdown", "json", "junit")
 @store_option(dest="store")
 @click.option("--no-record", is_flag=True, help="Do not add this evaluation to the store.")
 @click.option("--allow-qrels-change", is_flag=True, help="Compare with a baseline evaluated on other qrels.")
+@allow_disjoint_option
 @click.option("--tags", "tags_path", type=click.Path(dir_okay=False), help="Query tags (qid -> tags) file.")
 @click.option("--name", help="Name of the run (default: the file stem).")
 @click.option("--qrels-format", help="Override the detected qrels format.")
@@ -55,6 +56,7 @@ def gate_command(
     store: str | None,
     no_record: bool,
     allow_qrels_change: bool,
+    allow_disjoint: bool,
     tags_path: str | None,
     name: str | None,
     qrels_format: str | None,
@@ -115,6 +117,7 @@ def gate_command(
         qrels_format=qrels_format,
         run_format=run_format,
         engine=engine,
+        disjoint="allow" if allow_disjoint else "error",
     )
     comment = markdown(report, key=comment_key)
     rendered = {

@@ -46,16 +46,29 @@ class Semantics:
     settings: Settings
     qrels_format: str | None
     run_format: str | None
+    disjoint: str = "error"  # the command line refuses a run that shares no query with the qrels
 
     def evaluate_options(self) -> dict[str, Any]:
-        """Keyword arguments of `rankgate.evaluate` and `Session.open`: the settings and the qrels' format."""
-        return {"settings": self.settings, "qrels_format": self.qrels_format, "run_format": self.run_format}
+        """Keyword arguments of `rankgate.evaluate` and `rankgate.compare`: settings, formats, ``disjoint``."""
+        return {
+            "settings": self.settings,
+            "qrels_format": self.qrels_format,
+            "run_format": self.run_format,
+            "disjoint": self.disjoint,
+        }
 
     def session(self, qrels: str, measures: Any, engine: Any = "local") -> Any:
         """The evaluation `Session` of ``qrels`` (read once) with these settings."""
         from rankgate.evaluation.session import Session
 
-        return Session.open(qrels, measures, settings=self.settings, engine=engine, qrels_format=self.qrels_format)
+        return Session.open(
+            qrels,
+            measures,
+            settings=self.settings,
+            engine=engine,
+            qrels_format=self.qrels_format,
+            disjoint=self.disjoint,
+        )
 
 
 def policy_options(*, dests: dict[str, str] | None = None, only: Sequence[str] | None = None) -> Callable[[F], F]:
@@ -89,6 +102,14 @@ def _policy_options(dests: dict[str, str], only: Sequence[str]) -> list[Any]:
     return out
 
 
+allow_disjoint_option = click.option(
+    "--allow-disjoint",
+    is_flag=True,
+    help="Evaluate a run that shares no query with the qrels (by default that is an error: a wrong file "
+    "would score 0 everywhere).",
+)
+
+
 def semantics_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Add the evaluation policies and the input formats as options; the command gets one ``semantics``."""
 
@@ -96,7 +117,8 @@ def semantics_options(func: Callable[..., Any]) -> Callable[..., Any]:
     def command(*args: Any, **kwargs: Any) -> Any:
         settings = Settings(**{n: kwargs.pop(n) for n in POLICY_NAMES})
         formats = {n: kwargs.pop(n) for n in ("qrels_format", "run_format")}
-        return func(*args, semantics=Semantics(settings, **formats), **kwargs)
+        disjoint = "allow" if kwargs.pop("allow_disjoint") else "error"
+        return func(*args, semantics=Semantics(settings, **formats, disjoint=disjoint), **kwargs)
 
     options = [
         click.option(
@@ -110,7 +132,7 @@ def semantics_options(func: Callable[..., Any]) -> Callable[..., Any]:
             help="Format of the run (default: from the extension and content).",
         ),
     ]
-    for option in reversed(options):
+    for option in reversed([*options, allow_disjoint_option]):
         command = option(command)
     return policy_options()(command)
 

@@ -154,6 +154,7 @@ def compare(
     engine: Any = "local",
     qrels_format: str | None = None,
     run_format: str | None = None,
+    disjoint: str = "allow",
     **options: Any,
 ) -> Comparison:
     """Evaluate runs on the same queries (one `Session`: the qrels are read once) and compare
@@ -170,6 +171,7 @@ def compare(
         stats: the `Statistics` (default: the defaults).
         engine: where the runs are evaluated (``"local"``, ``"ray"`` or an `Engine`).
         qrels_format, run_format: the files' formats (default: from extension and content).
+        disjoint: "error" refuses a run that shares no query with the qrels (see `rankgate.evaluate`).
         **options: `Statistics` fields by name (``n_resamples=``, ``correction=``, ...) and the
             evaluation's ``settings=`` or single policies (``queries=``, ``ties=``, ``rel=``,
             ``empty=``, ``duplicates=``, ``judged_only=``), as in `rankgate.evaluate`.
@@ -183,7 +185,9 @@ def compare(
     settings = Settings.of(options.pop("settings", None), **options)
     if names and len(names) != len(runs):
         raise ConfigError(f"Got {len(names)} names for {len(runs)} runs.", key_path="names")
-    session = Session.open(qrels, measures, settings=settings, engine=engine, qrels_format=qrels_format)
+    session = Session.open(
+        qrels, measures, settings=settings, engine=engine, qrels_format=qrels_format, disjoint=disjoint
+    )
     evaluated = [r if isinstance(r, Results) else session.evaluate(r, run_format=run_format) for r in runs]
     return compare_results(by_name(evaluated, names), baseline=baseline, tags=tags, stats=chosen)
 

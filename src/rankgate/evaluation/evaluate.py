@@ -39,6 +39,7 @@ def evaluate(
     run_format: str | None = None,
     chunk_rows: int = 1_000_000,
     max_grade: int | None = None,
+    disjoint: str = "allow",
 ) -> Results:
     """Evaluate ``run`` against ``qrels``.
 
@@ -60,6 +61,8 @@ def evaluate(
         chunk_rows: ranked rows per block; bounds memory, never changes results.
         max_grade: the largest grade of the whole qrels, when ``qrels`` is one query partition
             of it (ERR's default gain ceiling); default: the largest grade in ``qrels``.
+        disjoint: "error" refuses a run that shares no query with the qrels (the command line's
+            default: a wrong file would score 0 everywhere); "allow" evaluates it, with warnings.
 
     Returns:
         `Results` with aggregates, per-query values, query accounting and settings; equal, bit
@@ -95,5 +98,6 @@ def evaluate(
         qrels_format=qrels_format,
         chunk_rows=chunk_rows,
         max_grade=max_grade,
+        disjoint=disjoint,
     )
     return session.evaluate(run, name=name, run_format=run_format)

@@ -12,10 +12,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from rankgate.core.qrels import Qrels
+from rankgate.errors import ConfigError, InputError
 from rankgate.evaluation.engines import Engine, Job, make_engine
 from rankgate.evaluation.results import Results
 from rankgate.evaluation.settings import Settings
 from rankgate.measures.registry import Measure
+
+DISJOINT: tuple[str, ...] = ("allow", "error")
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,7 @@ class Session:
 
     job: Job
     engine: Engine
+    disjoint: str = "allow"  # "error": a run sharing no query with the qrels is an InputError
 
     @classmethod
     def open(
@@ -44,6 +48,7 @@ class Session:
         qrels_format: str | None = None,
         chunk_rows: int = 1_000_000,
         max_grade: int | None = None,
+        disjoint: str = "allow",
     ) -> Session:
         """Check the options, pick the engine, then read ``qrels`` (once).
 
@@ -54,7 +59,11 @@ class Session:
             engine, memory, partitions, ray_address: where runs are evaluated (`make_engine`).
             qrels_format: the qrels file's format (default: from its extension and content).
             chunk_rows, max_grade: as in `rankgate.evaluate`.
+            disjoint: "error" refuses a run that shares no query with the qrels (a wrong file,
+                which would otherwise score 0 everywhere); "allow" evaluates it (warnings say so).
         """
+        if disjoint not in DISJOINT:
+            raise ConfigError(f"The 'disjoint' parameter must be one of {DISJOINT}. Got {disjoint!r} instead.")
         chosen = make_engine(engine, memory=memory, partitions=partitions, ray_address=ray_address)
         job = Job.read(
             qrels,
@@ -64,7 +73,7 @@ class Session:
             chunk_rows=chunk_rows,
             max_grade=max_grade,
         )
-        return cls(job, chosen)
+        return cls(job, chosen, disjoint)
 
     @property
     def qrels(self) -> Qrels:
@@ -80,7 +89,10 @@ class Session:
 
     def evaluate(self, run: Any, *, name: str | None = None, run_format: str | None = None) -> Results:
         """Evaluate one run (a path, `Run`, dict or frame; on Ray a folder, glob or list of shards)."""
-        return self.engine.evaluate(self.job, run, name=name, run_format=run_format)
+        results = self.engine.evaluate(self.job, run, name=name, run_format=run_format)
+        if self.disjoint == "error":
+            _check_shared_queries(self.job.qrels, results)
+        return results
 
     def evaluate_all(
         self, runs: Sequence[Any], *, names: Sequence[str | None] | None = None, run_format: str | None = None
@@ -89,3 +101,20 @@ class Session:
         given = list(names) if names else [None] * len(runs)
         given += [None] * (len(runs) - len(given))
         return [self.evaluate(r, name=n, run_format=run_format) for r, n in zip(runs, given, strict=False)]
+
+
+def _check_shared_queries(qrels: Qrels, results: Results) -> None:
+    """A run with results but none for a qrels query is almost always the wrong file: refuse it."""
+    facts = results.facts
+    if facts is None or not facts.run_rows or not qrels.num_queries:
+        return
+    if results.queries.get("missing_from_run") != qrels.num_queries:
+        return
+    run = results.run_name or "the run"
+    judged = qrels.source or "the qrels"
+    example = f" (e.g. {facts.run_only_ids[0]!r})" if facts.run_only_ids else ""
+    raise InputError(
+        f"{run} shares no query with {judged}: its {results.queries.get('run_only', 0)} queries{example} "
+        f"are not among the {qrels.num_queries} judged ones, so every score would be 0. Is it the run "
+        "for these judgments? Pass --allow-disjoint (disjoint='allow') to evaluate it anyway"
+    )

@@ -82,6 +82,7 @@ def run_gate(
     qrels_format: str | None = None,
     run_format: str | None = None,
     engine: Engine | str | None = None,
+    disjoint: str = "allow",
 ) -> GateReport:
     """Evaluate ``run``, compare it with its baseline, decide every gate, and record the result.
 
@@ -101,6 +102,7 @@ def run_gate(
         engine: where the runs are evaluated (an `Engine`, or ``"local"`` / ``"ray"``: out of
             core, or a Ray cluster for runs sharded into files); default: in memory. The qrels
             are read once for the run and its baseline run.
+        disjoint: "error" refuses a run that shares no query with the qrels (see `rankgate.evaluate`).
     """
     from rankgate.evaluation.session import Session
     from rankgate.store.fingerprint import qrels_fingerprint
@@ -111,7 +113,9 @@ def run_gate(
 
         tags = read_query_tags(cfg.tags_file)
     measures = cfg.measures
-    session = Session.open(qrels, measures, settings=cfg.settings, engine=engine or "local", qrels_format=qrels_format)
+    session = Session.open(
+        qrels, measures, settings=cfg.settings, engine=engine or "local", qrels_format=qrels_format, disjoint=disjoint
+    )
     q = session.qrels
 
     def evaluate_run(run: Any, name: str | None) -> Results:
