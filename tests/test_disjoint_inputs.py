@@ -53,7 +53,7 @@ def test_a_run_with_no_judged_query_is_exit_2_naming_both_files(capsys, files, v
 
 @pytest.mark.parametrize("verb", VERBS)
 def test_allow_disjoint_evaluates_it(capsys, files, verb):
-    code, out, err = invoke(capsys, *_argv(verb, files), "--allow-disjoint")
+    code, _, err = invoke(capsys, *_argv(verb, files), "--allow-disjoint")
     assert code in (0, 1), err  # gate: a floor that 0 misses fails, as it should
     assert "shares no query" not in err
 
