@@ -182,3 +182,9 @@ def test_results_are_recorded_in_the_store(small_report, tmp_path: Path) -> None
             assert stored.labels["source"] == "bench" and stored.labels["branch"] == "main"
             assert stored.labels["latency_ms"]["p50"] == pytest.approx(r.latency_ms["p50"])
             assert stored.labels["index"] == r.index and stored.labels["k"] == r.k
+
+
+def test_a_cutoff_deeper_than_k_is_a_warning(small_report):  # type: ignore[no-untyped-def]
+    """R@100 of a top-10 configuration is R@10: the report says so for each such configuration, as eval does."""
+    expected = "bm25/-/k=10: the run returns at most 10 documents per query, fewer than the cutoff of R@100"
+    assert expected in small_report.warnings

@@ -185,6 +185,8 @@ class _Sweep:
                 result.run_file = str(path)
             self.done[result.id] = result
             self.position[result.id] = i
+            # A measure cut deeper than k sees only k documents (R@100 of a top-10 run is R@10): say so, as eval does.
+            self.warnings.extend(f"{result.id}: {w}" for w in result.results.warnings if "than the cutoff of" in w)
             if self.log is not None:
                 self.log(_summary_line(result))
 
