@@ -5,13 +5,25 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.docs_support import ROOT, doc_files
+from tests.cli_support import invoke
+from tests.docs_support import (
+    ROOT,
+    SHELL_LANGUAGES,
+    Block,
+    blocks,
+    commands,
+    doc_files,
+    fill_review,
+    write_example_files,
+)
 
 
 # -- installing: rankgate is not on the package index ---------------------------------------
@@ -69,6 +81,15 @@ def test_no_doc_installs_rankgate_from_the_package_index() -> None:
     assert not _INDEX_INSTALL.search('pip install ".[gate]"')
 
 
+def test_readme_opening_commands_are_what_ci_runs_and_cpu_torch_is_explained() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    demo, tests = [b.text.strip() for b in SHELL_BLOCKS[:2]]
+    assert demo == 'pip install torch==2.13.0 ".[demo]" && rankgate demo'
+    assert (ROOT / ".ci" / "run").read_text().rstrip().splitlines()[-1] == tests
+    # the pin gets the CPU build only where pip has a CPU wheel source: the index for elsewhere
+    assert "pip install torch --index-url https://download.pytorch.org/whl/cpu" in readme
+
+
 # -- the repository stands on its own --------------------------------------------------------
 def test_license_file_matches_the_declared_license() -> None:
     assert re.search(r'^license = "MIT"$', (ROOT / "pyproject.toml").read_text(), re.M)
@@ -85,3 +106,152 @@ def test_docs_cite_no_file_outside_the_repository() -> None:
         if outside.search(line)
     ]
     assert cited == []
+
+
+# -- every example of README.md and docs/*.md runs ------------------------------------------
+# Commands that cannot run here (regex searched in the command -> why). Each must still match a
+# command of the docs, so the list cannot go stale.
+NOT_RUN: tuple[tuple[str, str], ...] = (
+    (r"^pip install", "installs packages (network)"),
+    (r"^python -m pytest -q$", "the whole test suite, which this test is part of"),
+    (r"^ruff check", "lint and mypy: tests/test_lint.py runs them"),
+    (r"^python bench/eval_speed\.py", "a speed benchmark of minutes against the peers extra"),
+    (r"^python scripts/make_demo_data\.py", "rewrites the shipped demo data"),
+    (r"data/scifact|data/msmarco", "needs a downloaded BEIR collection"),
+    (r"^(vllm serve|ollama pull)", "starts or downloads an LLM"),
+    (r"--base-url (\$BASE|https://api\.openai\.com)", "needs an LLM endpoint"),
+    (r"^export OPENAI_API_KEY", "an API key"),
+    (r"--post-comment", "posts to GitHub"),
+    (r"postgresql://", "needs a PostgreSQL server"),
+    (r"^ray start|--engine ray", "starts a Ray cluster (tests/test_*ray* run the engine)"),
+    (r"\[--", "a synopsis, not a command"),
+    (r"^rankgate bench demo$", "the same as README.md's `rankgate bench demo`, which runs"),
+    (r"^rankgate bench demo -r bm25 -r dense -r hybrid", "a grid of 12 configurations: minutes on 2 cores"),
+    (r"^python - <<'EOF'", "a timing script (writes /tmp/bench-store.db); tests/test_store.py covers the store"),
+)
+# Commands whose documented outcome is a failing gate: exit 1.
+EXIT_CODES: tuple[tuple[str, int, str], ...] = (
+    (r"rankgate gate .*--run \$R/runs/dense_v2\.txt", 1, "the demo's candidate regresses, as docs/report.md shows"),
+    (
+        r"rankgate gate --qrels gold\.txt",
+        1,
+        "the demo gates.yaml's floors (not labeling.md's gold gate) fail on weak labels",
+    ),
+)
+# Python snippets that cannot run here (file:line of the block -> why).
+SNIPPETS_NOT_RUN = {"docs/ci.md:196": "posts to GitHub"}
+
+
+def not_run_reason(command: str) -> str | None:
+    return next((why for pattern, why in NOT_RUN if re.search(pattern, command)), None)
+
+
+def expected_exit(command: str) -> int:
+    return next((code for pattern, code, _ in EXIT_CODES if re.search(pattern, command)), 0)
+
+
+# Blocks that take long (a model encodes the corpus, or charts are exported): still run in CI.
+SLOW = ("README.md:145", "docs/bench.md:10", "docs/bench.md:209", "docs/report.md:140", "docs/report.md:8")
+SHELL_BLOCKS = blocks(SHELL_LANGUAGES)
+PYTHON_BLOCKS = blocks(("python",))
+
+
+def marked(found: list[Block]) -> list:
+    return [pytest.param(b, id=b.where, marks=[pytest.mark.slow] if b.where in SLOW else []) for b in found]
+
+
+@pytest.fixture(scope="module")
+def examples(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One folder with every file the examples name (shared: writing it runs rankgate a few times)."""
+    folder = tmp_path_factory.mktemp("docs-examples")
+    with pytest.MonkeyPatch.context() as mp:
+        isolate(mp, folder)
+        write_example_files(folder)
+    return folder
+
+
+@pytest.fixture
+def workdir(examples: Path, tmp_path: Path) -> Path:
+    """A copy of the example files for one block: blocks leave no trace for the others."""
+    return Path(shutil.copytree(examples, tmp_path / "examples", symlinks=True))
+
+
+def isolate(mp: pytest.MonkeyPatch, folder: Path) -> None:
+    """Run in ``folder`` as a user on branch main would, outside CI and GitHub."""
+    mp.chdir(folder)
+    for name in [n for n in os.environ if n.startswith(("GITHUB_", "RANKGATE_", "CI"))]:
+        mp.delenv(name)
+    mp.setenv("RANKGATE_BRANCH", "main")
+    mp.setenv("SHA", "0123456789abcdef0123456789abcdef01234567")
+
+
+def needs_a_shell(command: str) -> bool:
+    """Variables, redirections, pipes or several commands: run by bash, not in-process."""
+    return bool(re.search(r"[$|;&<>]|^\w+=", command))
+
+
+def shell_run(command: str, prelude: list[str], folder: Path) -> int:
+    """``command`` run by bash in ``folder``, ``rankgate`` being this checkout's."""
+    bin_dir = folder / "bin"
+    if not bin_dir.exists():
+        bin_dir.mkdir()
+        # what pip's console script does: exit with main()'s return value
+        script = f"#!{sys.executable}\nimport sys\nfrom rankgate.cli import main\nsys.exit(main())\n"
+        (bin_dir / "rankgate").write_text(script)
+        (bin_dir / "rankgate").chmod(0o755)
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)]),
+    }
+    script = "\n".join([*prelude, command])
+    return subprocess.run(["bash", "-c", script], cwd=folder, env=env, capture_output=True, timeout=300).returncode
+
+
+@pytest.mark.parametrize("block", marked(SHELL_BLOCKS))
+def test_shell_example_runs(block: Block, workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    isolate(monkeypatch, workdir)
+    prelude: list[str] = []  # the block's variables (R=..., BASE=...), set for the commands after them
+    for command in commands(block):
+        if re.fullmatch(r"\w+=\S+( \w+=\S+)*", command.text):
+            prelude.append(command.text)
+            continue
+        if not_run_reason(command.text) is not None:
+            continue
+        if "label import review.csv" in command.text:
+            fill_review(workdir)
+        if needs_a_shell(command.text):
+            code = shell_run(command.text, prelude, workdir)
+            out = err = "(run by bash)"
+        else:
+            code, out, err = invoke(capsys, *shlex.split(command.text, comments=True)[1:])
+        assert code == expected_exit(command.text), f"{command.where}: {command.text}\n{out[-2000:]}\n{err[-2000:]}"
+
+
+@pytest.mark.parametrize("block", marked(PYTHON_BLOCKS))
+def test_python_snippet_runs(block: Block, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if block.where in SNIPPETS_NOT_RUN:
+        pytest.skip(SNIPPETS_NOT_RUN[block.where])
+    isolate(monkeypatch, workdir)
+    exec(compile(block.text, block.where, "exec"), {"__name__": "docs_example"})
+
+
+def test_every_example_is_run_or_says_why() -> None:
+    """The lists of examples that do not run name real ones, each with its reason."""
+    everything = [c.text for b in SHELL_BLOCKS for c in commands(b)]
+    assert [p for p, _ in NOT_RUN if not any(re.search(p, c) for c in everything)] == []
+    assert [p for p, _, _ in EXIT_CODES if not any(re.search(p, c) for c in everything)] == []
+    wheres = {b.where for b in SHELL_BLOCKS + PYTHON_BLOCKS}
+    assert set(SNIPPETS_NOT_RUN) - wheres == set() and set(SLOW) - wheres == set()
+
+
+def test_readme_sample_output_is_what_its_command_prints(workdir: Path, monkeypatch, capsys) -> None:
+    """The README's sample eval output: the first command above it, run on the demo files."""
+    isolate(monkeypatch, workdir)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    [eval_block] = [b for b in SHELL_BLOCKS if b.where.startswith("README.md") and "--per-query" in b.text]
+    sample = re.search(r"```text\n(.*?)```", readme[readme.index(eval_block.text) :], re.S)
+    assert sample is not None
+    code, out, err = invoke(capsys, *shlex.split(commands(eval_block)[0].text)[1:])
+    assert code == 0
+    assert [line.rstrip() for line in (out + err).splitlines()] == sample.group(1).rstrip().splitlines()
