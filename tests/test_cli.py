@@ -404,3 +404,19 @@ def test_python_dash_m_version():
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == f"rankgate, version {rankgate.__version__}"
+
+
+@pytest.mark.extra("gate")
+def test_python_dash_m_exits_as_the_installed_command() -> None:
+    """``python -m rankgate gate`` on a failing gate exits 1, like ``rankgate gate`` (it exited 0)."""
+    import subprocess
+    import sys
+
+    from rankgate.data import DEMO_CANDIDATE, demo_gates_path, demo_qrels_path, demo_run_path
+
+    run, base = str(demo_run_path(DEMO_CANDIDATE)), str(demo_run_path("dense"))
+    argv = ["gate", "--qrels", str(demo_qrels_path()), "--run", run, "--config", str(demo_gates_path()),
+            "--baseline-run", base, "--no-record"]  # fmt: skip
+    done = subprocess.run([sys.executable, "-m", "rankgate", *argv], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert "FAIL" in done.stdout

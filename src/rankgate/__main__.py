@@ -1,3 +1,7 @@
+"""``python -m rankgate``: the command line, with the exit code the installed ``rankgate`` gives."""
+
+import sys
+
 from rankgate.cli import main
 
-main()
+sys.exit(main())

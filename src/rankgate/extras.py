@@ -51,6 +51,18 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
 TORCH_EXTRAS = frozenset({"bench", "demo", "test", "all"})
 
 
+def install_hint(extra: str) -> str:
+    """How to install an extra (rankgate is installed from its repository, not a package index).
+
+    >>> install_hint("gate")
+    "pip install 'rankgate[gate]' (from a checkout: pip install '.[gate]')"
+    """
+    hint = f"pip install 'rankgate[{extra}]' (from a checkout: pip install '.[{extra}]')"
+    if any(e in TORCH_EXTRAS for e in extra.split(",")):
+        hint += "; on CPU-only machines install PyTorch's CPU build first"
+    return hint
+
+
 class MissingExtraError(BackendError, ImportError):
     """An optional dependency is not installed; the message names the extra that brings it.
 
@@ -67,9 +79,7 @@ class MissingExtraError(BackendError, ImportError):
         self.module = module
         self.extra = extra
         package = PACKAGES.get(module.split(".")[0], module.split(".")[0])
-        hint = f"pip install 'rankgate[{extra}]' (from a checkout: pip install '.[{extra}]')"
-        if extra in TORCH_EXTRAS:
-            hint += "; on CPU-only machines install PyTorch's CPU build first"
+        hint = install_hint(extra)
         if purpose is None:
             message = f"{package} is not installed ({detail}); install the {extra} extra: {hint}"
         else:

@@ -6,6 +6,8 @@ from typing import Any
 
 import click
 
+from rankgate.extras import install_hint
+
 DEMO_MEASURES = ("nDCG@10", "R@10", "P@10", "RR@10", "AP", "Judged@10")
 
 
@@ -165,7 +167,7 @@ def _print_gate(console: Any, report: Any) -> None:
 
     console.print()
     if report is None:
-        console.print("pip install 'rankgate[gate]' to gate a candidate run as CI would (rankgate gate)", style="dim")
+        console.print(f"{install_hint('gate')} to gate a candidate run as CI would (rankgate gate)", style="dim")
         return
     console.print(
         styled(
@@ -199,7 +201,7 @@ def _print_bench(console: Any, bench: Any) -> None:
     from rankgate.render.bench import demo_table
 
     if bench is None:
-        console.print("pip install 'rankgate[bench]' to benchmark BM25 and MiniLM (rankgate bench demo)", style="dim")
+        console.print(f"{install_hint('bench')} to benchmark BM25 and MiniLM (rankgate bench demo)", style="dim")
     else:
         console.print(demo_table(bench.rows()))
 
@@ -213,6 +215,6 @@ def _write_report(path: str, bench: Any, qrels: Any) -> tuple[Any, str | None]:
 
         return demo_report(path, bench=bench.to_dict() if bench is not None else None, qrels=qrels), None
     except ImportError:
-        return None, "pip install 'rankgate[report,gate]' to also write the HTML report"
+        return None, f"{install_hint('report,gate')} to also write the HTML report"
     except BackendError as e:
         return None, f"HTML report not written: {e}"

@@ -115,11 +115,11 @@ def demo_report(
             message names it), or the export failed.
     """
     from rankgate.errors import BackendError
-    from rankgate.extras import available
+    from rankgate.extras import available, install_hint
 
     missing = [m for m in ("jinja2", "plotly", "yaml", "pydantic", "sqlalchemy") if not available(m)]
     if missing:
-        raise BackendError(f"the demo report needs {', '.join(missing)}: pip install 'rankgate[report,gate]'")
+        raise BackendError(f"the demo report needs {', '.join(missing)}: {install_hint('report,gate')}")
     from rankgate.data import demo_dir
     from rankgate.report.html import write_report
     from rankgate.report.inputs import read_query_texts

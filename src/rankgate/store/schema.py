@@ -121,7 +121,7 @@ def ensure_schema(conn: Connection, where: str, *, rankgate_version: str) -> int
     if found > SCHEMA_VERSION:
         raise BackendError(
             f"the store {where} has schema version {found}, newer than this rankgate ({rankgate_version}) "
-            f"reads (up to {SCHEMA_VERSION}): upgrade rankgate (pip install -U rankgate)"
+            f"reads (up to {SCHEMA_VERSION}): upgrade rankgate (in its checkout: git pull && pip install .)"
         )
     for version in range(found, SCHEMA_VERSION):
         step = MIGRATIONS.get(version)
