@@ -126,8 +126,6 @@ def test_usage_errors(outputs, tmp_path: Path, capsys, monkeypatch):
     monkeypatch.delenv("RANKGATE_STORE", raising=False)
     code, _, err = invoke(capsys, "report", "-o", str(tmp_path / "r.html"))
     assert code == 2 and "give at least one INPUT.json, or --store URL" in err
-    code, _, err = invoke(capsys, "report", outputs["base_json"])
-    assert code == 2 and "--out" in err
     code, _, err = invoke(capsys, "report", "--store", str(tmp_path / "none.db"), "-o", str(tmp_path / "r.html"))
     assert code == 2 and "no results store at" in err
     from rankgate.store.base import open_store
@@ -164,3 +162,11 @@ def test_progress_bar_shows_each_step():
     assert all(m in shown for m in ("reading a.json", "building the charts", "writing r.html"))
     with _progress(3, enabled=False) as step:
         step("nothing drawn")  # a no-op
+
+
+@pytest.mark.extra("report", "gate")
+def test_without_out_the_report_goes_to_the_default_path(outputs, tmp_path: Path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, stdout, err = invoke(capsys, "report", outputs["base_json"], outputs["cand_json"])
+    assert code == 0, err
+    assert stdout.startswith("wrote rankgate-report.html (") and (tmp_path / "rankgate-report.html").is_file()

@@ -15,7 +15,13 @@ from rankgate.cli.options import store_option
 @click.command("report")
 @click.argument("inputs", nargs=-1, type=click.Path(dir_okay=False))
 @click.option(
-    "-o", "--out", "out", required=True, type=click.Path(dir_okay=False), help="The HTML file to write (atomically)."
+    "-o",
+    "--out",
+    "out",
+    default="rankgate-report.html",
+    show_default=True,
+    type=click.Path(dir_okay=False),
+    help="The HTML file to write (atomically).",
 )
 @store_option(
     "Results store for the history charts: a SQLite path, sqlite:///PATH or postgresql://... "
