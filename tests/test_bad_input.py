@@ -709,3 +709,11 @@ def test_unwritable_output_is_an_input_error(tmp_path, capsys):
     code, _, err = _eval(tmp_path, capsys, QRELS, RUN, "-m", "P@2", "-o", str(blocker / "out.json"))
     assert code == 2
     assert "cannot write" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("engine", [["--memory", "4GB"], ["--partitions", "2"], []])
+def test_a_missing_run_file_is_exit_2_on_every_engine(capsys, tmp_path, engine):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\n")
+    code, _, err = invoke(capsys, "eval", str(qrels), str(tmp_path / "nope.txt"), "-m", "P@1", *engine)
+    assert code == 2 and "nope.txt: file not found" in err and "Traceback" not in err

@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from rankgate.core.run import Run
-from rankgate.errors import ConfigError
+from rankgate.errors import ConfigError, InputError
 from rankgate.evaluation.driver import evaluate_in_memory
 from rankgate.evaluation.engines import Job, refuse_shards
 from rankgate.evaluation.engines.local import InMemory
@@ -69,7 +69,10 @@ def parse_memory(text: str | int) -> int:
 
 def estimated_rows(path: str | os.PathLike[str]) -> int:
     """Rough number of rows of a TREC or Parquet file, from its size (chooses partition counts)."""
-    size = os.path.getsize(path)
+    try:
+        size = os.path.getsize(path)
+    except FileNotFoundError:
+        raise InputError("file not found", source=str(path)) from None
     if str(path).endswith(".parquet"):
         import pyarrow.parquet as pq
 
