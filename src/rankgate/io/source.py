@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Iterator
@@ -149,18 +150,28 @@ def sniff_format(data: bytes) -> str:
 def atomic_writer(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[str]]:
     """Write to a temporary file beside ``path`` and move it in place only on success.
 
+    Only a regular file (or a new one) is replaced so: the rename happens at the end of any
+    symlinks, so a link stays a link and its target gets the new content. A device, a named
+    pipe or ``/dev/stdout`` is written straight into, as a shell's ``>`` would (renaming over
+    it would replace ``/dev/null`` for the whole machine when run as root).
+
     The file gets the permissions an ordinary ``open(path, "w")`` would give it (those of the
     file it replaces, else 0666 less the umask), not the temporary file's private 0600.
     A failure to create, flush or move the file is an `InputError` naming the path.
     """
     target = Path(path)
+    if _written_in_place(target):
+        with _open_in_place(target, mode) as f:
+            yield f
+        return
+    target = Path(os.path.realpath(target))  # a symlink (even a dangling one) stays; its target is replaced
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except OSError as e:
         raise InputError(f"cannot write {target}: {e.strerror or e}") from None
     try:
-        with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8", newline=None if "b" in mode else "\n") as f:
+        with os.fdopen(fd, mode, **_text_options(mode)) as f:
             yield f
             try:
                 f.flush()
@@ -177,6 +188,50 @@ def atomic_writer(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _text_options(mode: str) -> dict[str, str | None]:
+    return {"encoding": None, "newline": None} if "b" in mode else {"encoding": "utf-8", "newline": "\n"}
+
+
+_FD_ALIASES = re.compile(r"/dev/(stdout|stderr|fd/\d+)|/proc/(self|\d+)/fd/\d+")
+
+
+def _written_in_place(target: Path) -> bool:
+    """Whether ``target`` is something other than a regular file, a directory or nothing.
+
+    ``/dev/stdout`` and its kin count even when they lead to a regular file: renaming over
+    that file would leave the shell writing to a deleted one.
+    """
+    if _FD_ALIASES.fullmatch(os.path.abspath(target)):
+        return True
+    try:
+        st = target.stat()
+    except OSError:
+        return False  # missing (or unreadable): the rename path creates it or names the error
+    return not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode))
+
+
+@contextlib.contextmanager
+def _open_in_place(target: Path, mode: str) -> Iterator[IO[str]]:
+    """Open a device, pipe or ``/dev/stdout`` for writing as it is: not truncated, never created."""
+    try:
+        fd = os.open(target, os.O_WRONLY | (os.O_APPEND if _is_regular(target) else 0))
+    except OSError as e:
+        raise InputError(f"cannot write {target}: {e.strerror or e}") from None
+    with os.fdopen(fd, mode, **_text_options(mode)) as f:
+        yield f
+        try:
+            f.flush()
+        except OSError as e:
+            raise InputError(f"cannot write {target}: {e.strerror or e}") from None
+
+
+def _is_regular(target: Path) -> bool:
+    try:
+        return stat.S_ISREG(target.stat().st_mode)
+    except OSError:
+        return False
 
 
 def _mode_for(target: Path) -> int:
