@@ -10,7 +10,7 @@ import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import pyarrow as pa
 
@@ -171,7 +171,7 @@ def atomic_writer(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[
     except OSError as e:
         raise InputError(f"cannot write {target}: {e.strerror or e}") from None
     try:
-        with os.fdopen(fd, mode, **_text_options(mode)) as f:
+        with _fdopen(fd, mode) as f:
             yield f
             try:
                 f.flush()
@@ -190,8 +190,11 @@ def atomic_writer(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[
         raise
 
 
-def _text_options(mode: str) -> dict[str, str | None]:
-    return {"encoding": None, "newline": None} if "b" in mode else {"encoding": "utf-8", "newline": "\n"}
+def _fdopen(fd: int, mode: str) -> IO[Any]:
+    """``fd`` as a file: binary, or UTF-8 text with ``\n`` line endings."""
+    if "b" in mode:
+        return os.fdopen(fd, mode)
+    return os.fdopen(fd, mode, encoding="utf-8", newline="\n")
 
 
 _FD_ALIASES = re.compile(r"/dev/(stdout|stderr|fd/\d+)|/proc/(self|\d+)/fd/\d+")
@@ -219,7 +222,7 @@ def _open_in_place(target: Path, mode: str) -> Iterator[IO[str]]:
         fd = os.open(target, os.O_WRONLY | (os.O_APPEND if _is_regular(target) else 0))
     except OSError as e:
         raise InputError(f"cannot write {target}: {e.strerror or e}") from None
-    with os.fdopen(fd, mode, **_text_options(mode)) as f:
+    with _fdopen(fd, mode) as f:
         yield f
         try:
             f.flush()
