@@ -133,3 +133,93 @@ def test_regular_file_target_is_still_replaced_atomically(tmp_path):
     inode = os.stat(target).st_ino
     write_run(rankgate.Run.from_dict(RUN_DICT), target)
     assert target.read_text().startswith("q1 Q0 d1 1") and os.stat(target).st_ino != inode
+
+
+# --------------------------------------------------------------------------------------
+# Rejected input through `rankgate eval`: (name, qrels, run, substrings of the one-line message)
+# A file is (name, bytes) or text for qrels.txt / run.txt.
+# --------------------------------------------------------------------------------------
+def _parquet(**columns: list) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.table(columns), sink)
+    return bytes(sink.getvalue())
+
+
+REJECTED = [
+    # 23.6: duplicate keys, booleans
+    ("json-qrels-duplicate-doc", ("q.json", '{"q1": {"d1": 1, "d1": 0}}'), RUN, ["q.json", "duplicate key 'd1'"]),
+    ("json-qrels-duplicate-query", ("q.json", '{"q1": {"d1": 1},\n "q1": {"d2": 1}}'), RUN, ["duplicate key 'q1'"]),
+    ("json-run-duplicate-doc", QRELS, ("r.json", '{"q1": {"d1": 2.0, "d1": 1.0}}'), ["r.json", "duplicate key 'd1'"]),
+    (
+        "jsonl-duplicate-key",
+        QRELS,
+        ("r.jsonl", '{"qid": "q1", "docid": "d1", "score": 1}\n{"qid": "q1", "docid": "d2", "score": 1, "score": 2}\n'),
+        ["r.jsonl:2", "duplicate key 'score'"],
+    ),
+    ("json-qrels-true-grade", ("q.json", '{"q1": {"d1": true}}'), RUN, ["q.json", "grade true is not a number"]),
+    ("json-run-false-score", QRELS, ("r.json", '{"q1": {"d1": false}}'), ["r.json", "score false is not a number"]),
+    ("jsonl-qrels-true-grade", ("q.jsonl", '{"qid": "q1", "docid": "d1", "grade": true}\n'), RUN, ["q.jsonl:1"]),
+    (
+        "parquet-bool-grade",
+        ("q.parquet", _parquet(qid=["q1"], docid=["d1"], grade=[True])),
+        RUN,
+        ["q.parquet row 1", "grade column holds true/false"],
+    ),
+]
+
+
+def _put(tmp_path: Path, spec: str | tuple[str, str | bytes], default: str) -> str:
+    name, content = spec if isinstance(spec, tuple) else (default, spec)
+    path = tmp_path / name
+    path.write_bytes(content.encode() if isinstance(content, str) else content)
+    return str(path)
+
+
+@pytest.mark.parametrize(("name", "qrels", "run", "expected"), REJECTED, ids=[r[0] for r in REJECTED])
+def test_rejected_input_exits_2_with_one_line(tmp_path, capsys, name, qrels, run, expected):
+    q, r = _put(tmp_path, qrels, "qrels.txt"), _put(tmp_path, run, "run.txt")
+    before = sorted(os.listdir(tmp_path))
+    code, out, err = invoke(capsys, "eval", q, r, "-m", "P@1")
+    assert code == 2, (out, err)
+    assert "Traceback" not in err and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rankgate: error: "), err
+    assert len(lines[0]) < 400  # a hostile value is shortened, not echoed whole
+    for part in expected:
+        assert part in lines[0]
+    assert sorted(os.listdir(tmp_path)) == before
+
+
+# --------------------------------------------------------------------------------------
+# 23.6 A tags file that gives a query twice
+# --------------------------------------------------------------------------------------
+TAGS_TWICE = [
+    ("tags.jsonl", '{"qid": "q1", "topic": "a"}\n{"qid": "q2", "topic": "b"}\n{"qid": "q1", "topic": "c"}\n', 3, 1),
+    ("tags.csv", "qid,topic\nq1,a\nq2,b\n\nq1,c\n", 5, 2),
+    ("tags.tsv", "qid\ttopic\nq1\ta\nq1\tc\n", 3, 2),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "line", "first"), TAGS_TWICE, ids=[t[0] for t in TAGS_TWICE])
+def test_tags_file_with_a_query_twice_names_both_lines(tmp_path, name, text, line, first):
+    from rankgate.errors import InputError
+    from rankgate.io.tags import read_query_tags
+
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(InputError) as e:
+        read_query_tags(path)
+    assert str(e.value).startswith(f"{path}:{line}: query 'q1' is given twice (first on line {first})")
+
+
+def test_tags_json_mapping_with_a_query_twice(tmp_path):
+    from rankgate.errors import InputError
+    from rankgate.io.tags import read_query_tags
+
+    path = tmp_path / "tags.json"
+    path.write_text('{"q1": {"topic": "a"}, "q1": {"topic": "b"}}')
+    with pytest.raises(InputError, match="duplicate key 'q1'"):
+        read_query_tags(path)

@@ -44,7 +44,7 @@ def read_run(
         )
     data = read_bytes(path)
     if fmt == "json":
-        mapping = tables.read_json_mapping(data, source)
+        mapping = tables.read_json_mapping(data, source, "score")
         return Run.from_dict(mapping, source=source, name=run_name, duplicates=duplicates)
     table, locate = _table(data, fmt, source)
     return run_from_table(table, source=source, name=run_name, duplicates=duplicates, locate=locate)
@@ -67,7 +67,7 @@ def read_qrels(
         return Qrels(t["qid"], t["docid"], parsed.values, source=source, duplicates=duplicates, locate=parsed.locate)
     data = read_bytes(path)
     if fmt == "json":
-        mapping = tables.read_json_mapping(data, source)
+        mapping = tables.read_json_mapping(data, source, "grade")
         return Qrels.from_dict(mapping, source=source, duplicates=duplicates)
     table, locate = _table(data, fmt, source)
     return qrels_from_table(table, source=source, duplicates=duplicates, locate=locate)

@@ -18,6 +18,7 @@ from typing import Any
 import pyarrow as pa
 
 from rankgate.errors import InputError
+from rankgate.io.jsontext import loads
 from rankgate.io.source import BOM, open_stream, sniff_codec
 
 Line = tuple[int, str]  # (1-based line number, text without its line ending)
@@ -111,7 +112,9 @@ def peek(lines: Iterable[Line], count: int = 1) -> tuple[list[Line], Iterator[Li
     return found, itertools.chain(seen, rest)
 
 
-def json_shape(lines: Iterable[Line], id_keys: tuple[str, ...]) -> tuple[str | None, Iterator[Line]]:
+def json_shape(
+    lines: Iterable[Line], id_keys: tuple[str, ...], source: str = "<input>"
+) -> tuple[str | None, Iterator[Line]]:
     """``"jsonl"``, ``"json"`` (one document) or None (not JSON), from the first lines; and the lines again.
 
     Several lines that start with a complete object are JSONL; so is one object that holds an id
@@ -126,7 +129,7 @@ def json_shape(lines: Iterable[Line], id_keys: tuple[str, ...]) -> tuple[str | N
     if not first.startswith("{"):
         return None, lines
     try:
-        obj = json.loads(first)
+        obj = loads(first, source, found[0][0])
     except json.JSONDecodeError:
         return ("jsonl" if first.endswith("}") else "json"), lines
     if len(found) > 1:
@@ -140,7 +143,7 @@ def json_lines(lines: Iterable[Line], source: str, wording: JsonWording = INVALI
         if not text.strip():
             continue
         try:
-            value = json.loads(text)
+            value = loads(text, source, number)
         except json.JSONDecodeError as e:
             message = wording.line.format(msg=e.msg, col=e.colno)
             raise InputError(message, source=source, line=number, text=text) from None
@@ -150,7 +153,7 @@ def json_lines(lines: Iterable[Line], source: str, wording: JsonWording = INVALI
 def json_document(lines: Iterable[Line], source: str, wording: JsonWording = INVALID_JSON) -> Any:
     """The file's lines parsed as one JSON document (an error names the line it is on)."""
     try:
-        return json.loads("\n".join(text for _, text in lines))
+        return loads("\n".join(text for _, text in lines), source)
     except json.JSONDecodeError as e:
         raise InputError(wording.document.format(msg=e.msg, col=e.colno), source=source, line=e.lineno) from None
 

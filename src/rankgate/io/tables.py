@@ -21,6 +21,7 @@ import pyarrow.csv as pacsv
 
 from rankgate.core.columns import column_to_numpy
 from rankgate.errors import InputError
+from rankgate.io.jsontext import loads, shown
 from rankgate.io.source import BOM
 
 QUERY_COLUMNS = ("qid", "query_id", "query-id", "queryid", "query", "topic", "topic_id", "q_id")
@@ -122,6 +123,8 @@ def numbers(column: pa.ChunkedArray | pa.Array, what: str, locate: Callable[[int
     if column.null_count:
         row = int(np.flatnonzero(column_to_numpy(column.is_null()))[0])
         raise InputError(f"{locate(row)}: missing {what}")
+    if pa.types.is_boolean(column.type):  # Arrow would cast true to 1.0
+        raise InputError(f"{locate(0)}: {what} column holds true/false, not numbers")
     if pa.types.is_integer(column.type) or pa.types.is_floating(column.type):
         return column_to_numpy(column).astype(np.float64)
     try:
@@ -152,10 +155,13 @@ def read_parquet(data: bytes, source: str) -> pa.Table:
         raise InputError(f"cannot read Parquet file ({e})", source=source) from None
 
 
-def read_json_mapping(data: bytes, source: str) -> dict[str, Any]:
-    """A JSON object ``{qid: {docid: value}}`` or ``{qid: [docid, ...]}``."""
+def read_json_mapping(data: bytes, source: str, what: str = "value") -> dict[str, Any]:
+    """A JSON object ``{qid: {docid: value}}`` or ``{qid: [docid, ...]}``; ``what`` names the value in errors.
+
+    Duplicate keys and booleans as values are errors: ``true`` is not a grade or a score.
+    """
     try:
-        obj = json.loads(data.decode("utf-8-sig"))
+        obj = loads(data.decode("utf-8-sig"), source)
     except UnicodeDecodeError as e:
         line = data[: e.start].count(b"\n") + 1
         raise InputError("file is not valid UTF-8", source=source, line=line) from None
@@ -169,6 +175,13 @@ def read_json_mapping(data: bytes, source: str) -> dict[str, Any]:
         )
     if not obj:
         raise InputError("file holds no queries (empty JSON object)", source=source)
+    for qid, docs in obj.items():
+        for did, value in docs.items() if isinstance(docs, dict) else ():
+            if isinstance(value, bool):
+                raise InputError(
+                    f"query {shown(qid)}, document {shown(did)}: {what} {json.dumps(value)} is not a number",
+                    source=source,
+                )
     return obj
 
 
@@ -182,7 +195,7 @@ def read_jsonl(data: bytes, source: str) -> pa.Table:
         if not line:
             continue
         try:
-            obj = json.loads(line)
+            obj = loads(line, source, number)
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             msg = e.msg if isinstance(e, json.JSONDecodeError) else "not valid UTF-8"
             raise InputError(
