@@ -162,6 +162,34 @@ REJECTED = [
     ("json-qrels-true-grade", ("q.json", '{"q1": {"d1": true}}'), RUN, ["q.json", "grade true is not a number"]),
     ("json-run-false-score", QRELS, ("r.json", '{"q1": {"d1": false}}'), ["r.json", "score false is not a number"]),
     ("jsonl-qrels-true-grade", ("q.jsonl", '{"qid": "q1", "docid": "d1", "grade": true}\n'), RUN, ["q.jsonl:1"]),
+    # 23.13: trec_eval reads a grade with atoi ("1e3" is 1 to it): refuse what the two read differently
+    (
+        "qrels-grade-1e3",
+        "q1 0 d1 1e3\nq1 0 d2 0\n",
+        RUN,
+        ["qrels.txt:1", "grade '1e3' is not written as an integer", "trec_eval would read it as 1"],
+    ),
+    ("qrels-grade-2E0", "q1 0 d1 1\nq1 0 d2 2E0\n", RUN, ["qrels.txt:2", "grade '2E0'", "read it as 2"]),
+    ("qrels-grade-.5e1", "q1 0 d1 .5e1\n", RUN, ["qrels.txt:1", "grade '.5e1'", "read it as 0"]),
+    # 23.8 / 23.7: numbers in other scripts' digits, giant numbers
+    ("run-score-arabic-digits", QRELS, "q1 Q0 d1 1 \u0662.0 s\n", ["run.txt:1", "score '\u0662.0' is not a number"]),
+    ("qrels-grade-arabic-digits", "q1 0 d1 \u0662\n", RUN, ["qrels.txt:1", "grade '\u0662' is not a whole number"]),
+    ("qrels-grade-5000-digits", "q1 0 d1 " + "9" * 5000 + "\n", RUN, ["qrels.txt:1", "is too large"]),
+    ("run-score-5000-digits", QRELS, "q1 Q0 d1 1 " + "9" * 5000 + " s\n", ["run.txt:1", "not a finite number"]),
+    ("csv-score-arabic-digits", QRELS, ("r.csv", "qid,docid,score\nq1,d1,\u0662\n"), ["r.csv:2", "score '\u0662'"]),
+    ("json-grade-5000-digits", ("q.json", '{"q1": {"d1": ' + "9" * 5000 + "}}"), RUN, ["q.json", "invalid JSON"]),
+    (
+        "jsonl-nested-deep",
+        QRELS,
+        ("r.jsonl", '{"qid": ' + "[" * 100000 + "]" * 100000 + "}\n"),
+        ["r.jsonl:1", "JSON nested too deeply"],
+    ),
+    (
+        "json-nested-deep",
+        ("q.json", '{"q1": ' + "[" * 100000 + "]" * 100000 + "}"),
+        RUN,
+        ["q.json", "JSON nested too deeply"],
+    ),
     (
         "parquet-bool-grade",
         ("q.parquet", _parquet(qid=["q1"], docid=["d1"], grade=[True])),

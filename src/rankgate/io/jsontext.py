@@ -12,8 +12,7 @@ import json
 from typing import Any
 
 from rankgate.errors import InputError
-
-MAX_SHOWN = 60  # characters of a key or value echoed in a message
+from rankgate.io.values import shown
 
 
 class _DuplicateKey(Exception):
@@ -28,12 +27,6 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
             raise _DuplicateKey(key)
         out[key] = value
     return out
-
-
-def shown(value: object) -> str:
-    """``repr(value)``, shortened: a hostile file must not make a message megabytes long."""
-    text = repr(value)
-    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 3] + "..."
 
 
 def loads(text: str | bytes, source: str, line: int | None = None) -> Any:

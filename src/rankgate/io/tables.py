@@ -21,8 +21,9 @@ import pyarrow.csv as pacsv
 
 from rankgate.core.columns import column_to_numpy
 from rankgate.errors import InputError
-from rankgate.io.jsontext import loads, shown
+from rankgate.io.jsontext import loads
 from rankgate.io.source import BOM
+from rankgate.io.values import plain_float, shown
 
 QUERY_COLUMNS = ("qid", "query_id", "query-id", "queryid", "query", "topic", "topic_id", "q_id")
 DOC_COLUMNS = (
@@ -135,11 +136,9 @@ def numbers(column: pa.ChunkedArray | pa.Array, what: str, locate: Callable[[int
     out = np.empty(len(column), dtype=np.float64)
     for row, v in enumerate(column.to_pylist()):
         try:
-            if isinstance(v, str) and "_" in v:  # "1_000" is Python syntax, not data
-                raise ValueError(v)
-            out[row] = float(v)
+            out[row] = plain_float(v) if isinstance(v, str) else float(v)
         except (TypeError, ValueError):
-            raise InputError(f"{locate(row)}: {what} {v!r} is not a number") from None
+            raise InputError(f"{locate(row)}: {what} {shown(v)} is not a number") from None
     return out
 
 

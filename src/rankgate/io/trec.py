@@ -14,16 +14,21 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from rankgate.core.columns import column_to_numpy, first_with_whitespace, release_unused
 from rankgate.errors import InputError
 from rankgate.io.source import BOM, open_stream, read_bytes, sniff_codec
+from rankgate.io.values import plain_float, shown
 
 _IRREGULAR_WS = re.compile(rb"[ \t]+")
 _FIELD_SEP = re.compile(r"[ \t]+")
 _EDGE_WS = re.compile(rb"(?m)^ | (?=\r?$)")
 _MAX_GRADE = 2**53  # grades are read as float64; beyond this they are not exact
+# trec_eval reads a grade with atoi: "1e3" is 1 to it, 1000 to a float parser. Only the spellings
+# both read alike are taken: digits, optionally followed by ".0" ("2.0" is 2 to both).
+_INTEGER_GRADE = r"[+-]?[0-9]+(\.0*)?"
 
 
 @dataclass(frozen=True)
@@ -54,7 +59,7 @@ RUN_LAYOUT = Layout(
 QRELS_LAYOUT = Layout(
     "qrels",
     ("qid", "iter", "docid", "grade"),
-    (_QID, pa.string(), pa.string(), pa.float64()),  # "1.0" is a whole number too
+    (_QID, pa.string(), pa.string(), pa.string()),  # checked against _INTEGER_GRADE, then made float64
     ("qid", "docid", "grade"),
     "'qid iteration docid grade'",
 )
@@ -83,7 +88,7 @@ def read(path: str, layout: Layout, source: str) -> Parsed:
     if table is None or table.num_rows == 0 or _suspicious(table):  # the slow path says what was wrong
         return parse(read_bytes(path), layout, source)
     values = _values(table, layout)
-    if _bad_values(values, layout):
+    if values is None:
         return parse(read_bytes(path), layout, source)
     table = table.drop_columns([layout.keep[-1]])  # its float64 copy is in `values`
     release_unused()
@@ -132,23 +137,34 @@ def parse(data: bytes, layout: Layout, source: str, first_line: int = 1) -> Pars
         diagnose(data, layout, source, first_line)
         raise InputError(f"cannot parse {layout.kind} file ({e})", source=source) from None
     values = _values(table, layout)
-    if _bad_values(values, layout):
+    if values is None:
         diagnose(data, layout, source, first_line)
+        raise InputError(
+            f"cannot read a {layout.keep[-1]} of this {layout.kind} file", source=source
+        )  # diagnose names the line first
     return Parsed(table=table, values=values, locate=_locator(lambda: data, source, first_line))
 
 
-def _values(table: pa.Table, layout: Layout) -> np.ndarray:
-    """The score (run) or grade (qrels) column as one float64 array."""
-    column = layout.keep[-1]
-    return column_to_numpy(table[column])
+def _values(table: pa.Table, layout: Layout) -> np.ndarray | None:
+    """The score (run) or grade (qrels) column as one float64 array; None when one is bad.
 
-
-def _bad_values(values: np.ndarray, layout: Layout) -> bool:
-    """A score that is not finite or a grade that is not a whole number (`diagnose` names its line)."""
+    Bad: a score that is not finite, a grade not written as an integer or too large (`diagnose`
+    names its line).
+    """
+    column = table[layout.keep[-1]]
     if layout.kind == "run":
-        return not np.isfinite(values).all()
-    grades = values
-    return not (np.isfinite(grades) & (grades == np.round(grades)) & (np.abs(grades) <= _MAX_GRADE)).all()
+        values = column_to_numpy(column)
+        return values if np.isfinite(values).all() else None
+    # Among tokens that read as finite whole numbers, only an exponent ("1e3") makes the float reading
+    # differ from trec_eval's atoi; a substring test is much cheaper than matching _INTEGER_GRADE.
+    if pc.any(pc.match_substring(column, "e", ignore_case=True)).as_py():
+        return None
+    try:
+        grades = column_to_numpy(column.cast(pa.float64()))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    whole = np.isfinite(grades) & (grades == np.round(grades)) & (np.abs(grades) <= _MAX_GRADE)
+    return grades if whole.all() else None
 
 
 def diagnose(data: bytes, layout: Layout, source: str, first_line: int = 1) -> None:
@@ -184,29 +200,31 @@ def diagnose(data: bytes, layout: Layout, source: str, first_line: int = 1) -> N
 
 def _check_score(value: str, source: str, number: int, text: str) -> None:
     try:
-        score = _float(value)
+        score = plain_float(value)
     except ValueError:
-        raise InputError(f"score {value!r} is not a number", source=source, line=number, text=text) from None
+        raise InputError(f"score {shown(value)} is not a number", source=source, line=number, text=text) from None
     if not np.isfinite(score):
-        raise InputError(f"score {value!r} is not a finite number", source=source, line=number, text=text)
+        raise InputError(f"score {shown(value)} is not a finite number", source=source, line=number, text=text)
 
 
 def _check_grade(value: str, source: str, number: int, text: str) -> None:
-    try:
-        grade = _float(value)
-    except ValueError:
-        grade = float("nan")
-    if not np.isfinite(grade) or grade != round(grade):
-        raise InputError(f"grade {value!r} is not a whole number", source=source, line=number, text=text)
-    if abs(grade) > _MAX_GRADE:
-        raise InputError(f"grade {value!r} is too large", source=source, line=number, text=text)
-
-
-def _float(value: str) -> float:
-    """``float(value)`` without the Python-only spellings Arrow rejects (``1_000``)."""
-    if "_" in value:
-        raise ValueError(value)
-    return float(value)
+    if not re.fullmatch(_INTEGER_GRADE, value):
+        try:
+            grade = plain_float(value)
+        except ValueError:
+            grade = float("nan")
+        if not np.isfinite(grade) or grade != round(grade):
+            raise InputError(f"grade {shown(value)} is not a whole number", source=source, line=number, text=text)
+        atoi = re.match(r"[+-]?[0-9]*", value)
+        as_trec_eval = int(atoi.group()) if atoi and atoi.group().lstrip("+-") else 0
+        raise InputError(
+            f"grade {shown(value)} is not written as an integer (trec_eval would read it as {as_trec_eval})",
+            source=source,
+            line=number,
+            text=text,
+        )
+    if abs(float(value)) > _MAX_GRADE:
+        raise InputError(f"grade {shown(value)} is too large", source=source, line=number, text=text)
 
 
 def _locator(load: Callable[[], bytes], source: str, first_line: int = 1) -> Callable[[int], str]:
