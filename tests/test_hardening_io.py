@@ -7,6 +7,7 @@ one line through the CLI), never a traceback or a hang.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import threading
@@ -190,6 +191,25 @@ REJECTED = [
         RUN,
         ["q.json", "JSON nested too deeply"],
     ),
+    # 23.8: a quoted value spanning lines does not shift the line named
+    (
+        "csv-quoted-newline-bad-score",
+        QRELS,
+        ("r.csv", 'qid,docid,score\n"q\n1",d1,1\nq1,d2,x\n'),
+        ["r.csv:4", "score 'x' is not a number"],
+    ),
+    (
+        "csv-quoted-newline-bad-width",
+        QRELS,
+        ("r.csv", 'qid,docid,score\n"q\n1",d1,1\n\nq1,d2\n'),
+        ["r.csv:5", "expected 3 fields like the header, found 2"],
+    ),
+    (
+        "long-line-then-bad-line",
+        QRELS,
+        "q1 Q0 " + "d" * 9_000_000 + " 1 2.0 s\nq1 Q0 d1 2 1.0\n",
+        ["run.txt:2", "expected 6 fields", "found 5"],
+    ),
     (
         "parquet-bool-grade",
         ("q.parquet", _parquet(qid=["q1"], docid=["d1"], grade=[True])),
@@ -251,3 +271,14 @@ def test_tags_json_mapping_with_a_query_twice(tmp_path):
     path.write_text('{"q1": {"topic": "a"}, "q1": {"topic": "b"}}')
     with pytest.raises(InputError, match="duplicate key 'q1'"):
         read_query_tags(path)
+
+
+@pytest.mark.parametrize("partitions", [None, "2"])
+def test_a_line_longer_than_arrows_block_is_read(tmp_path, files, capsys, partitions):
+    """trec_eval reads a line of any length (a 9 MB run tag here); so must both readers."""
+    run = tmp_path / "long.txt"
+    run.write_text("q1 Q0 d1 1 2.0 " + "t" * 9_000_000 + "\nq1 Q0 d2 2 1.0 s\nq2 Q0 d3 1 1.0 s\n")
+    extra = ["--partitions", partitions] if partitions else []
+    code, out, err = invoke(capsys, "eval", files[0], str(run), "-m", "P@1", "--format", "json", *extra)
+    assert code == 0, err
+    assert json.loads(out)["aggregate"] == {"P@1": 1.0}

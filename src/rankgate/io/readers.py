@@ -83,10 +83,11 @@ def _format(path: str | os.PathLike[str], format: str | None) -> str:
 
 def _table(data: bytes, fmt: str, source: str) -> tuple[pa.Table, Locate]:
     if fmt in ("csv", "tsv"):
-        table = tables.read_delimited(data, "," if fmt == "csv" else "\t", source)
+        delimiter = "," if fmt == "csv" else "\t"
+        table = tables.read_delimited(data, delimiter, source)
         if not table.num_rows:  # as an empty TREC file: nothing to evaluate is a mistake, not a 0
             raise InputError("file has a header but no rows", source=source)
-        return table, tables.row_locator(data, source)
+        return table, tables.row_locator(data, delimiter, source)
     if fmt == "parquet":
         table = tables.read_parquet(data, source)
         if not table.num_rows:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -53,21 +53,33 @@ def pick_column(table: pa.Table, options: tuple[str, ...], what: str, source: st
     )
 
 
-def row_locator(data: bytes, source: str) -> Callable[[int], str]:
-    """Map a data row (0-based, after the header) to ``source:line``; blank lines make the two differ."""
+def row_locator(data: bytes, delimiter: str, source: str) -> Callable[[int], str]:
+    """Map a data row (0-based, after the header) to ``source:line``, the line the row starts on.
+
+    Blank lines and quoted values that span lines make the two differ.
+    """
     cache: list[int] = []
 
     def locate(row: int) -> str:
         if not cache:
-            cache.extend(_content_lines(data)[1:])
+            cache.extend(number for number, _ in _records(data, delimiter))
+            del cache[:1]  # the header
         return f"{source}:{cache[row]}" if 0 <= row < len(cache) else f"{source} row {row + 1}"
 
     return locate
 
 
-def _content_lines(data: bytes) -> list[int]:
-    """1-based numbers of the lines that Arrow reads (it skips empty ones)."""
-    return [number for number, raw in enumerate(data.split(b"\n"), start=1) if raw.rstrip(b"\r")]
+def _records(data: bytes, delimiter: str) -> Iterator[tuple[int, list[str]]]:
+    """(first line, fields) of each non-blank CSV/TSV record, as Arrow splits them (quotes may span lines)."""
+    text = data.decode("utf-8", "replace")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    start = 1
+    for fields in reader:
+        if fields:
+            yield start, fields
+        start = reader.line_num + 1
 
 
 def _split(text: str, delimiter: str) -> list[str]:
@@ -85,7 +97,8 @@ def read_delimited(data: bytes, delimiter: str, source: str) -> pa.Table:
     try:
         table = pacsv.read_csv(
             pa.BufferReader(data),
-            parse_options=pacsv.ParseOptions(delimiter=delimiter, ignore_empty_lines=True),
+            # newlines_in_values: a quoted value may span lines wherever Arrow's blocks are cut.
+            parse_options=pacsv.ParseOptions(delimiter=delimiter, ignore_empty_lines=True, newlines_in_values=True),
             convert_options=pacsv.ConvertOptions(
                 column_types={h: pa.string() for h in header}, strings_can_be_null=False, null_values=[]
             ),
@@ -99,22 +112,23 @@ def read_delimited(data: bytes, delimiter: str, source: str) -> pa.Table:
 
 
 def _diagnose_delimited(data: bytes, delimiter: str, width: int, source: str) -> None:
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        line = raw.rstrip(b"\r")
-        if not line:
-            continue
-        try:
-            text = line.decode("utf-8")
-        except UnicodeDecodeError:
-            raise InputError("line is not valid UTF-8", source=source, line=number, text=repr(line)[2:-1]) from None
-        found = len(_split(text, delimiter))
-        if found != width:
-            raise InputError(
-                f"expected {width} fields like the header, found {found}",
-                source=source,
-                line=number,
-                text=text,
-            )
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        number = data[: e.start].count(b"\n") + 1
+        line = data.split(b"\n")[number - 1].rstrip(b"\r")
+        raise InputError("line is not valid UTF-8", source=source, line=number, text=repr(line)[2:-1]) from None
+    try:
+        for number, fields in _records(data, delimiter):
+            if len(fields) != width:
+                raise InputError(
+                    f"expected {width} fields like the header, found {len(fields)}",
+                    source=source,
+                    line=number,
+                    text=delimiter.join(fields),
+                )
+    except csv.Error as e:  # e.g. a NUL byte, or a quote left open at the end of the file
+        raise InputError(f"cannot parse file ({e})", source=source) from None
 
 
 def numbers(column: pa.ChunkedArray | pa.Array, what: str, locate: Callable[[int], str]) -> np.ndarray:

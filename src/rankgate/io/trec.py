@@ -103,10 +103,14 @@ def _suspicious(table: pa.Table) -> bool:
     return first_with_whitespace(qids) >= 0 or first_with_whitespace(table["docid"]) >= 0
 
 
-def _read_csv(source: object, layout: Layout) -> pa.Table:
+_BLOCK_SIZE = 1 << 22  # 4 MB: less peak memory
+
+
+def _read_csv(source: object, layout: Layout, block_size: int = _BLOCK_SIZE) -> pa.Table:
+    """Arrow's parse of TREC text; a line longer than ``block_size`` fails it ("straddling object")."""
     return pacsv.read_csv(
         source,
-        read_options=pacsv.ReadOptions(column_names=list(layout.names), block_size=1 << 22),  # 4 MB: less peak memory
+        read_options=pacsv.ReadOptions(column_names=list(layout.names), block_size=block_size),
         parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False, ignore_empty_lines=True),
         convert_options=pacsv.ConvertOptions(
             column_types=dict(zip(layout.names, layout.types, strict=True)),
@@ -132,7 +136,7 @@ def parse(data: bytes, layout: Layout, source: str, first_line: int = 1) -> Pars
     if b"\t" in data or b"  " in data or data[:1] == b" " or b"\n " in data or b" \n" in data or b" \r" in data:
         clean = _EDGE_WS.sub(b"", _IRREGULAR_WS.sub(b" ", data))
     try:
-        table = _read_csv(pa.BufferReader(clean), layout)
+        table = _read_csv(pa.BufferReader(clean), layout, _block_size_for(clean))
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError) as e:
         diagnose(data, layout, source, first_line)
         raise InputError(f"cannot parse {layout.kind} file ({e})", source=source) from None
@@ -143,6 +147,15 @@ def parse(data: bytes, layout: Layout, source: str, first_line: int = 1) -> Pars
             f"cannot read a {layout.keep[-1]} of this {layout.kind} file", source=source
         )  # diagnose names the line first
     return Parsed(table=table, values=values, locate=_locator(lambda: data, source, first_line))
+
+
+def _block_size_for(data: bytes) -> int:
+    """A block size that holds the longest line: trec_eval reads lines of any length, so must we."""
+    if len(data) < _BLOCK_SIZE:
+        return _BLOCK_SIZE
+    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == ord("\n"))
+    longest = int(np.diff(ends, prepend=-1, append=len(data)).max())
+    return max(_BLOCK_SIZE, longest + 1)
 
 
 def _values(table: pa.Table, layout: Layout) -> np.ndarray | None:
