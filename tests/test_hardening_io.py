@@ -210,6 +210,21 @@ REJECTED = [
         "q1 Q0 " + "d" * 9_000_000 + " 1 2.0 s\nq1 Q0 d1 2 1.0\n",
         ["run.txt:2", "expected 6 fields", "found 5"],
     ),
+    # 23.7: inputs that ended in a traceback
+    (
+        "csv-duplicate-header",
+        QRELS,
+        ("r.csv", "qid,docid,score,score\nq1,d1,1,2\n"),
+        ["r.csv:1", "column 'score' appears twice in the header"],
+    ),
+    (
+        "csv-duplicate-header-case",
+        ("q.csv", "\nqid,docid,grade,Grade\nq1,d1,1,2\n"),
+        RUN,
+        ["q.csv:2", "'Grade' appears twice"],
+    ),
+    ("cr-only-bad-score", QRELS, "q1 Q0 d1 1 2.0 s\rq1 Q0 d2 2 x s\r", ["run.txt:2", "score 'x' is not a number"]),
+    ("device-as-input", QRELS, ("dev", b""), ["is a device or socket, not a file or a pipe"]),
     (
         "parquet-bool-grade",
         ("q.parquet", _parquet(qid=["q1"], docid=["d1"], grade=[True])),
@@ -221,16 +236,23 @@ REJECTED = [
 
 def _put(tmp_path: Path, spec: str | tuple[str, str | bytes], default: str) -> str:
     name, content = spec if isinstance(spec, tuple) else (default, spec)
+    if name == "dev":  # a device that never ends: must be refused, not read
+        return "/dev/zero"
     path = tmp_path / name
     path.write_bytes(content.encode() if isinstance(content, str) else content)
     return str(path)
 
 
+@pytest.mark.parametrize("partitions", [None, "2"])
 @pytest.mark.parametrize(("name", "qrels", "run", "expected"), REJECTED, ids=[r[0] for r in REJECTED])
-def test_rejected_input_exits_2_with_one_line(tmp_path, capsys, name, qrels, run, expected):
+def test_rejected_input_exits_2_with_one_line(tmp_path, capsys, name, qrels, run, expected, partitions):
+    """In memory and out of core (``--partitions``, TREC and Parquet only) alike."""
     q, r = _put(tmp_path, qrels, "qrels.txt"), _put(tmp_path, run, "run.txt")
+    extra = ["--partitions", partitions] if partitions else []
+    if partitions and not all(p.endswith((".txt", ".parquet")) for p in (q, r)):
+        pytest.skip("out of core reads TREC text and Parquet only")
     before = sorted(os.listdir(tmp_path))
-    code, out, err = invoke(capsys, "eval", q, r, "-m", "P@1")
+    code, out, err = invoke(capsys, "eval", q, r, "-m", "P@1", *extra)
     assert code == 2, (out, err)
     assert "Traceback" not in err and out == ""
     lines = err.strip().splitlines()
@@ -282,3 +304,72 @@ def test_a_line_longer_than_arrows_block_is_read(tmp_path, files, capsys, partit
     code, out, err = invoke(capsys, "eval", files[0], str(run), "-m", "P@1", "--format", "json", *extra)
     assert code == 0, err
     assert json.loads(out)["aggregate"] == {"P@1": 1.0}
+
+
+# --------------------------------------------------------------------------------------
+# 23.7 CR-only line endings: both engines read them alike; inputs that cannot be sought in
+# --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("partitions", [None, "2"])
+@pytest.mark.parametrize("ending", ["\r", "\r\n", "\n"])
+def test_line_endings_read_alike_in_both_engines(tmp_path, files, capsys, ending, partitions):
+    run = tmp_path / "run_cr.txt"
+    run.write_bytes(RUN.replace("\n", ending).encode())
+    extra = ["--partitions", partitions] if partitions else []
+    code, out, err = invoke(capsys, "eval", files[0], str(run), "-m", "P@1,P@2", "--format", "json", *extra)
+    assert code == 0, err
+    assert json.loads(out)["aggregate"] == {"P@1": 1.0, "P@2": 0.5}
+
+
+@pytest.fixture
+def fresh_stdin():
+    """Standard input is copied once per process: forget the copy between tests."""
+    import rankgate.io.source as source
+
+    source._remove_spooled()
+    yield
+    source._remove_spooled()
+
+
+def _feed_fifo(path: Path, data: bytes) -> None:
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+@pytest.mark.parametrize("partitions", [None, "2"])
+def test_a_pipe_is_read_once_not_sought_in(tmp_path, files, capsys, partitions, fresh_stdin):
+    """``<(cat run)`` is a pipe: read it whole once (Arrow seeks in what it reads)."""
+    fifo = tmp_path / "run.fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=_feed_fifo, args=(fifo, RUN.encode()), daemon=True)
+    writer.start()
+    extra = ["--partitions", partitions] if partitions else []
+    code, out, err = invoke(capsys, "eval", files[0], str(fifo), "-m", "P@1", "--format", "json", *extra)
+    writer.join(10)
+    assert code == 0, err
+    assert json.loads(out)["aggregate"] == {"P@1": 1.0}
+
+
+def test_dash_reads_standard_input(files, capsys, monkeypatch, fresh_stdin):
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(RUN.encode())))
+    code, out, err = invoke(capsys, "eval", files[0], "-", "-m", "P@1", "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["aggregate"] == {"P@1": 1.0}
+
+
+@pytest.mark.parametrize("path", ["-", "/dev/stdin"])
+def test_piped_standard_input_through_the_command(files, path):
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "rankgate", "eval", files[0], path, "-m", "P@1", "--format", "json"],
+        input=RUN.encode(),
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["aggregate"] == {"P@1": 1.0}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import os
@@ -41,10 +42,65 @@ EXTENSIONS = {
 BOM = b"\xef\xbb\xbf"
 
 
+STDIN = "-"  # as a path to read: standard input
+_SPOOLED: dict[str, str] = {}  # pipe or stdin -> the temporary copy every later read opens
+
+
+def local_path(path: str | os.PathLike[str]) -> str:
+    """A path that can be opened again and sought in: ``path`` itself, or a copy of what it streams.
+
+    A pipe (``<(cat run)``, ``/dev/stdin`` fed by ``|``) or ``-`` (standard input) can be read
+    only once, and Arrow seeks in what it reads. So the stream is copied once to a temporary file
+    (removed at exit) and every later read, in any reader, opens that copy. A device (other
+    than standard input) is refused: ``/dev/zero`` would never end.
+    """
+    key = str(path)
+    if key in _SPOOLED:
+        return _SPOOLED[key]
+    if key != STDIN:
+        try:
+            mode = os.stat(key).st_mode
+        except OSError:
+            return key  # missing or unreadable: the caller's open names the error
+        if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+            return key
+        if not stat.S_ISFIFO(mode):
+            raise InputError("is a device or socket, not a file or a pipe", source=key)
+    _SPOOLED[key] = _spool(key)
+    return _SPOOLED[key]
+
+
+def _spool(key: str) -> str:
+    import shutil
+    import sys
+
+    fd, copy = tempfile.mkstemp(prefix="rankgate-stdin-" if key == STDIN else "rankgate-pipe-")
+    if not _SPOOLED:
+        atexit.register(_remove_spooled)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            if key == STDIN:
+                shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
+            else:
+                with open(key, "rb") as f:
+                    shutil.copyfileobj(f, out, 1 << 20)
+    except OSError as e:
+        os.unlink(copy)
+        raise InputError(f"cannot read ({e.strerror or e})", source=key) from None
+    return copy
+
+
+def _remove_spooled() -> None:
+    for copy in _SPOOLED.values():
+        with contextlib.suppress(OSError):
+            os.unlink(copy)
+    _SPOOLED.clear()
+
+
 def sniff_codec(path: str | os.PathLike[str]) -> str | None:
     """Compression of the file from its first bytes (gzip, bz2, xz, zstd), or None."""
     try:
-        with Path(path).open("rb") as f:
+        with Path(local_path(path)).open("rb") as f:
             head = f.read(8)
     except FileNotFoundError:
         raise InputError("file not found", source=str(path)) from None
@@ -57,8 +113,9 @@ def sniff_codec(path: str | os.PathLike[str]) -> str | None:
 
 def open_stream(path: str | os.PathLike[str], codec: str | None) -> object:
     """Something Arrow's readers take: the path itself, or a decompressing stream."""
+    path = local_path(path)
     if codec is None:
-        return str(path)
+        return path
     if codec == "xz":
         import lzma
 
@@ -69,6 +126,7 @@ def open_stream(path: str | os.PathLike[str], codec: str | None) -> object:
 def read_bytes(path: str | os.PathLike[str]) -> bytes:
     """The file's bytes, decompressed when its content is gzip, bz2, xz or zstd."""
     codec = sniff_codec(path)
+    path = local_path(path)
     try:
         if codec is None:
             return Path(path).read_bytes()

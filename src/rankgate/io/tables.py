@@ -43,6 +43,7 @@ GRADE_COLUMNS = ("grade", "relevance", "rel", "label", "judgment", "judgement", 
 
 
 def pick_column(table: pa.Table, options: tuple[str, ...], what: str, source: str) -> str:
+    check_unique_columns(table.column_names, source)
     by_lower = {c.lower().strip(): c for c in table.column_names}
     for name in options:
         if name in by_lower:
@@ -51,6 +52,16 @@ def pick_column(table: pa.Table, options: tuple[str, ...], what: str, source: st
         f"no {what} column: expected one of {', '.join(options)} (found {', '.join(table.column_names) or 'none'})",
         source=source,
     )
+
+
+def check_unique_columns(names: list[str], source: str, line: int | None = None) -> None:
+    """Columns are found by name, case and spaces aside: two of one name would make the choice a guess."""
+    seen: set[str] = set()
+    for name in names:
+        key = name.lower().strip()
+        if key in seen:
+            raise InputError(f"column {shown(name)} appears twice in the header", source=source, line=line)
+        seen.add(key)
 
 
 def row_locator(data: bytes, delimiter: str, source: str) -> Callable[[int], str]:
@@ -92,8 +103,9 @@ def read_delimited(data: bytes, delimiter: str, source: str) -> pa.Table:
         data = data[len(BOM) :]
     if not data.strip():
         raise InputError("file is empty: expected a header line and rows", source=source)
-    first = next(raw for raw in data.split(b"\n") if raw.rstrip(b"\r"))
+    header_line, first = next((n, raw) for n, raw in enumerate(data.split(b"\n"), start=1) if raw.rstrip(b"\r"))
     header = _split(first.rstrip(b"\r").decode("utf-8", "replace"), delimiter)
+    check_unique_columns(header, source, header_line)
     try:
         table = pacsv.read_csv(
             pa.BufferReader(data),

@@ -65,6 +65,23 @@ QRELS_LAYOUT = Layout(
 )
 
 
+_LINE_END = re.compile(rb"\r\n?|\n")
+
+
+def split_lines(data: bytes) -> list[bytes]:
+    """``data``'s lines as Arrow's parser cuts them: at ``\\n``, ``\\r\\n`` and a lone ``\\r`` (old Mac files).
+
+    >>> split_lines(b"a\\r\\nb\\rc\\n")
+    [b'a', b'b', b'c', b'']
+    """
+    return _LINE_END.split(data) if b"\r" in data else data.split(b"\n")
+
+
+def count_line_ends(data: bytes) -> int:
+    """How many line ends ``data`` holds, counted as `split_lines` cuts."""
+    return data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
+
+
 @dataclass
 class Parsed:
     table: pa.Table  # qid (dictionary-encoded) and docid columns
@@ -182,8 +199,7 @@ def _values(table: pa.Table, layout: Layout) -> np.ndarray | None:
 
 def diagnose(data: bytes, layout: Layout, source: str, first_line: int = 1) -> None:
     """Raise an `InputError` for the first malformed line of ``data`` (slow; error path only)."""
-    for number, raw in enumerate(data.split(b"\n"), start=first_line):
-        line = raw.rstrip(b"\r")
+    for number, line in enumerate(split_lines(data), start=first_line):
         if number == 1 and line.startswith(BOM):
             line = line[len(BOM) :]
         try:
@@ -246,7 +262,7 @@ def _locator(load: Callable[[], bytes], source: str, first_line: int = 1) -> Cal
 
     def locate(row: int) -> str:
         if not cache:
-            cache.extend(i for i, raw in enumerate(load().split(b"\n"), start=first_line) if raw.strip())
+            cache.extend(i for i, raw in enumerate(split_lines(load()), start=first_line) if raw.strip())
         return f"{source}:{cache[row]}" if 0 <= row < len(cache) else f"{source} row {row + 1}"
 
     return locate
