@@ -14,6 +14,8 @@ import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import rankgate
 from rankgate.io import write_run
@@ -373,3 +375,58 @@ def test_piped_standard_input_through_the_command(files, path):
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["aggregate"] == {"P@1": 1.0}
+
+
+# --------------------------------------------------------------------------------------
+# Fuzz: random and mutated files never raise anything but InputError (and never hang)
+# --------------------------------------------------------------------------------------
+SEEDS = {
+    "trec": (RUN.encode(), QRELS.encode()),
+    "json": (b'{"q1": {"d1": 2.0, "d2": 1.0}, "q2": ["d3"]}', b'{"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 1}}'),
+    "jsonl": (
+        b'{"qid": "q1", "docid": "d1", "score": 2.0}\n{"qid": "q2", "docid": "d3", "score": 1}\n',
+        b'{"qid": "q1", "docid": "d1", "grade": 1}\n{"qid": "q2", "docid": "d3", "grade": 0}\n',
+    ),
+    "csv": (b'qid,docid,score\nq1,d1,2.0\n"q2",d3,1\n', b"query-id,corpus-id,score\nq1,d1,1\nq2,d3,0\n"),
+    "tsv": (b"qid\tdocid\tscore\nq1\td1\t2.0\n", b"query-id\tcorpus-id\tscore\nq1\td1\t1\n"),
+}
+# Bytes that tend to break parsers: separators, quotes, brackets, line ends, digits of other scripts.
+_NASTY = [
+    *(b" ", b"\t", b"\r", b"\n", b"\r\n", b'"', b",", b"{", b"}", b"[", b"]", b":", b"\x00", b"\xff", b"\xef\xbb\xbf"),
+    *(b"1e3", b"-", b".", b"nan", b"inf", b"true", b"\xd9\xa2", b"9" * 400, b"[" * 3000, b"q1", b"d1", b"Q0"),
+]
+
+
+def _mutate(seed: bytes, edits: list[tuple[int, int, int]]) -> bytes:
+    data = bytearray(seed)
+    for kind, at, which in edits:
+        at = at % (len(data) + 1)
+        if kind == 0:
+            data[at:at] = _NASTY[which % len(_NASTY)]
+        elif kind == 1:
+            del data[at : at + 1 + which % 8]
+        else:
+            data[at:at] = data[: which % (len(data) + 1)]  # repeat a prefix: duplicate lines and keys
+    return bytes(data)
+
+
+_edits = st.lists(st.tuples(st.integers(0, 2), st.integers(0, 10**6), st.integers(0, 10**6)), max_size=6)
+
+
+@pytest.mark.parametrize("fmt", list(SEEDS))
+@settings(max_examples=80, deadline=5000, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.one_of(st.binary(max_size=300), _edits.map(lambda e: e)), which=st.integers(0, 1))
+def test_readers_raise_only_input_errors(tmp_path, fmt, data, which):
+    from rankgate.errors import InputError
+    from rankgate.io import read_qrels, read_run
+    from rankgate.io.tags import read_query_tags
+
+    content = data if isinstance(data, bytes) else _mutate(SEEDS[fmt][which], data)
+    path = tmp_path / f"fuzz.{fmt}"
+    path.write_bytes(content)
+    calls = [lambda r=reader, f=f: r(path, format=f) for reader in (read_run, read_qrels) for f in (fmt, None)]
+    for call in [*calls, lambda: read_query_tags(path)]:
+        try:
+            call()
+        except InputError as e:
+            assert len(str(e)) < 2000

@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from rankgate.errors import InputError
 from rankgate.io import tables, trec
-from rankgate.io.source import BOM, detect_format, local_path, open_stream, read_head, sniff_codec
+from rankgate.io.source import BOM, DECOMPRESS_ERRORS, detect_format, local_path, open_stream, read_head, sniff_codec
 
 STREAMED_FORMATS = ("trec", "parquet")
 DEFAULT_BLOCK_BYTES = 1 << 24  # 16 MB of text: about 400,000 run lines
@@ -67,7 +67,10 @@ def _trec_blocks(path: str, kind: str, block_bytes: int) -> Iterator[Block]:
     first_line, carry, any_rows = 1, b"", False
     try:
         while True:
-            chunk = stream.read(block_bytes)
+            try:
+                chunk = stream.read(block_bytes)
+            except DECOMPRESS_ERRORS as e:
+                raise InputError(f"cannot decompress file ({e})", source=path) from None
             if not chunk:
                 data, carry = carry, b""
             else:

@@ -15,11 +15,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import pyarrow as pa
-
 from rankgate.errors import InputError
 from rankgate.io.jsontext import loads
-from rankgate.io.source import BOM, open_stream, sniff_codec
+from rankgate.io.source import BOM, DECOMPRESS_ERRORS, open_stream, sniff_codec
 
 Line = tuple[int, str]  # (1-based line number, text without its line ending)
 
@@ -80,7 +78,7 @@ def _raw_lines(path: str | os.PathLike[str]) -> Iterator[bytes]:
         while True:
             try:
                 chunk = f.read(_CHUNK)
-            except (OSError, EOFError, pa.ArrowException) as e:
+            except DECOMPRESS_ERRORS as e:
                 raise InputError(f"cannot decompress {codec} file ({e})", source=str(path)) from None
             if not chunk:
                 break
@@ -158,14 +156,31 @@ def json_document(lines: Iterable[Line], source: str, wording: JsonWording = INV
         raise InputError(wording.document.format(msg=e.msg, col=e.colno), source=source, line=e.lineno) from None
 
 
-def table_rows(lines: Iterable[Line]) -> tuple[list[str], Iterator[tuple[int, dict[str | None, Any]]]]:
+def table_rows(
+    lines: Iterable[Line], source: str = "<input>"
+) -> tuple[list[str], Iterator[tuple[int, dict[str | None, Any]]]]:
     """The header of a CSV/TSV file (TSV when its first line holds a tab) and its rows with line numbers.
 
     Rows are `csv.DictReader` rows: quoted fields may span lines (a row is numbered by its last
-    line), extra fields sit under the key None.
+    line), extra fields sit under the key None. Text the csv module cannot split (a NUL byte, a
+    lone carriage return) is an `InputError` naming ``source`` and the line.
     """
     found, lines = peek(lines)
     delimiter = "\t" if found and "\t" in found[0][1] else ","
     reader = csv.DictReader((text + "\n" for _, text in lines), delimiter=delimiter)
-    header = list(reader.fieldnames or [])
-    return header, ((reader.line_num, row) for row in reader)
+    try:
+        header = list(reader.fieldnames or [])
+    except csv.Error as e:
+        raise InputError(f"cannot read the header ({e})", source=source, line=reader.line_num or 1) from None
+    return header, _numbered_rows(reader, source)
+
+
+def _numbered_rows(reader: csv.DictReader[str], source: str) -> Iterator[tuple[int, dict[str | None, Any]]]:
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            raise InputError(f"cannot read the row ({e})", source=source, line=reader.line_num) from None
+        yield reader.line_num, row

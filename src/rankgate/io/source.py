@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import functools
+import lzma
 import os
 import re
 import stat
@@ -40,6 +41,8 @@ EXTENSIONS = {
     ".pq": "parquet",
 }
 BOM = b"\xef\xbb\xbf"
+# What reading a corrupt or truncated compressed file raises (lzma's error is none of the others).
+DECOMPRESS_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, pa.ArrowException, lzma.LZMAError)
 
 
 STDIN = "-"  # as a path to read: standard input
@@ -117,8 +120,6 @@ def open_stream(path: str | os.PathLike[str], codec: str | None) -> object:
     if codec is None:
         return path
     if codec == "xz":
-        import lzma
-
         return lzma.open(path, "rb")
     return pa.input_stream(str(path), compression=codec)
 
@@ -131,12 +132,10 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
         if codec is None:
             return Path(path).read_bytes()
         if codec == "xz":
-            import lzma
-
             return lzma.decompress(Path(path).read_bytes())
         with pa.input_stream(str(path), compression=codec) as stream:
             return bytes(stream.read())
-    except (OSError, EOFError, pa.ArrowException) as e:
+    except DECOMPRESS_ERRORS as e:
         raise InputError(f"cannot decompress {codec} file ({e})", source=str(path)) from None
 
 
@@ -149,7 +148,7 @@ def read_head(path: str | os.PathLike[str], size: int = 65536) -> bytes:
             return f.read(size)
     try:
         return bytes(stream.read(size))  # type: ignore[attr-defined]
-    except (OSError, EOFError, pa.ArrowException) as e:
+    except DECOMPRESS_ERRORS as e:
         raise InputError(f"cannot decompress file ({e})", source=str(path)) from None
     finally:
         stream.close()  # type: ignore[attr-defined]

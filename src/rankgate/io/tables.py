@@ -23,7 +23,7 @@ from rankgate.core.columns import column_to_numpy
 from rankgate.errors import InputError
 from rankgate.io.jsontext import loads
 from rankgate.io.source import BOM
-from rankgate.io.values import plain_float, shown
+from rankgate.io.values import clip, plain_float, shown
 
 QUERY_COLUMNS = ("qid", "query_id", "query-id", "queryid", "query", "topic", "topic_id", "q_id")
 DOC_COLUMNS = (
@@ -48,8 +48,9 @@ def pick_column(table: pa.Table, options: tuple[str, ...], what: str, source: st
     for name in options:
         if name in by_lower:
             return by_lower[name]
+    found = ", ".join(table.column_names)
     raise InputError(
-        f"no {what} column: expected one of {', '.join(options)} (found {', '.join(table.column_names) or 'none'})",
+        f"no {what} column: expected one of {', '.join(options)} (found {clip(found, 200) or 'none'})",
         source=source,
     )
 
@@ -93,18 +94,13 @@ def _records(data: bytes, delimiter: str) -> Iterator[tuple[int, list[str]]]:
         start = reader.line_num + 1
 
 
-def _split(text: str, delimiter: str) -> list[str]:
-    return next(csv.reader([text], delimiter=delimiter))
-
-
 def read_delimited(data: bytes, delimiter: str, source: str) -> pa.Table:
     """CSV/TSV with a header line; every column read as text (typed later), ids trimmed."""
     if data.startswith(BOM):
         data = data[len(BOM) :]
     if not data.strip():
         raise InputError("file is empty: expected a header line and rows", source=source)
-    header_line, first = next((n, raw) for n, raw in enumerate(data.split(b"\n"), start=1) if raw.rstrip(b"\r"))
-    header = _split(first.rstrip(b"\r").decode("utf-8", "replace"), delimiter)
+    header_line, header = _header(data, delimiter, source)
     check_unique_columns(header, source, header_line)
     try:
         table = pacsv.read_csv(
@@ -121,6 +117,17 @@ def read_delimited(data: bytes, delimiter: str, source: str) -> pa.Table:
     # "q1, 001, 2" means the ids "q1" and "001".
     columns = [pc.utf8_trim_whitespace(c) if pa.types.is_string(c.type) else c for c in table.columns]
     return pa.Table.from_arrays(columns, names=table.column_names)
+
+
+def _header(data: bytes, delimiter: str, source: str) -> tuple[int, list[str]]:
+    """(line, fields) of the header: the first record, as Arrow reads it (UTF-8 checked)."""
+    try:
+        line, header = next(_records(data[: 1 << 20], delimiter), (1, []))
+    except csv.Error as e:  # e.g. a NUL byte
+        raise InputError(f"cannot parse the header ({e})", source=source, line=1) from None
+    if any("\ufffd" in name for name in header):
+        raise InputError("header is not valid UTF-8", source=source, line=line)
+    return line, header
 
 
 def _diagnose_delimited(data: bytes, delimiter: str, width: int, source: str) -> None:
@@ -202,12 +209,19 @@ def read_json_mapping(data: bytes, source: str, what: str = "value") -> dict[str
         raise InputError("file holds no queries (empty JSON object)", source=source)
     for qid, docs in obj.items():
         for did, value in docs.items() if isinstance(docs, dict) else ():
-            if isinstance(value, bool):
-                raise InputError(
-                    f"query {shown(qid)}, document {shown(did)}: {what} {json.dumps(value)} is not a number",
-                    source=source,
-                )
+            problem = _json_number_problem(value)
+            if problem:
+                raise InputError(f"query {shown(qid)}, document {shown(did)}: {what} {problem}", source=source)
     return obj
+
+
+def _json_number_problem(value: Any) -> str | None:
+    """What is wrong with a JSON score or grade that Python would take (None: nothing)."""
+    if isinstance(value, bool):
+        return f"{json.dumps(value)} is not a number"
+    if isinstance(value, int) and not -(2**1023) < value < 2**1023:
+        return f"{shown(value)} is too large"
+    return None
 
 
 def read_jsonl(data: bytes, source: str) -> pa.Table:

@@ -70,7 +70,7 @@ def _from_rows(rows: Iterable[tuple[int, Any]], source: str) -> dict[str, dict[s
 
 
 def _from_table(lines: Iterable[Line], source: str) -> dict[str, dict[str, str]]:
-    header, rows = table_rows(lines)
+    header, rows = table_rows(lines, source)
     fields = [f.strip() for f in header]
     id_field = next((f for f in fields if f in ID_KEYS), None)
     if id_field is None:

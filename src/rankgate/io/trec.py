@@ -19,7 +19,7 @@ import pyarrow.csv as pacsv
 
 from rankgate.core.columns import column_to_numpy, first_with_whitespace, release_unused
 from rankgate.errors import InputError
-from rankgate.io.source import BOM, open_stream, read_bytes, sniff_codec
+from rankgate.io.source import BOM, DECOMPRESS_ERRORS, open_stream, read_bytes, sniff_codec
 from rankgate.io.values import plain_float, shown
 
 _IRREGULAR_WS = re.compile(rb"[ \t]+")
@@ -99,8 +99,8 @@ def read(path: str, layout: Layout, source: str) -> Parsed:
     codec = sniff_codec(path)
     try:
         table = _read_csv(open_stream(path, codec), layout)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
-        table = None
+    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError, *DECOMPRESS_ERRORS):
+        table = None  # a truncated compressed file too: read_bytes below names it
     release_unused()  # the parser's buffers, kept by Arrow's allocator for reuse that won't come
     if table is None or table.num_rows == 0 or _suspicious(table):  # the slow path says what was wrong
         return parse(read_bytes(path), layout, source)

@@ -29,5 +29,9 @@ def shown(value: object) -> str:
     >>> len(shown("9" * 100)), shown("9" * 100)[-4:], shown("q1")
     (60, '9...', "'q1'")
     """
-    text = repr(value)
-    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 3] + "..."
+    return clip(repr(value))
+
+
+def clip(text: str, limit: int = MAX_SHOWN) -> str:
+    """``text`` cut to ``limit`` characters, ``...`` marking the cut."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
