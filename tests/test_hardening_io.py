@@ -245,14 +245,21 @@ def _put(tmp_path: Path, spec: str | tuple[str, str | bytes], default: str) -> s
     return str(path)
 
 
-@pytest.mark.parametrize("partitions", [None, "2"])
-@pytest.mark.parametrize(("name", "qrels", "run", "expected"), REJECTED, ids=[r[0] for r in REJECTED])
+def _streamable(spec: str | tuple[str, str | bytes]) -> bool:
+    """Whether out-of-core evaluation reads this file (TREC text and Parquet only)."""
+    return not isinstance(spec, tuple) or spec[0].endswith(".parquet") or spec[0] == "dev"
+
+
+REJECTED_BOTH_ENGINES = [pytest.param(*r, None, id=r[0]) for r in REJECTED] + [
+    pytest.param(*r, "2", id=f"{r[0]}-partitions") for r in REJECTED if _streamable(r[1]) and _streamable(r[2])
+]
+
+
+@pytest.mark.parametrize(("name", "qrels", "run", "expected", "partitions"), REJECTED_BOTH_ENGINES)
 def test_rejected_input_exits_2_with_one_line(tmp_path, capsys, name, qrels, run, expected, partitions):
-    """In memory and out of core (``--partitions``, TREC and Parquet only) alike."""
+    """In memory and out of core (``--partitions``) alike."""
     q, r = _put(tmp_path, qrels, "qrels.txt"), _put(tmp_path, run, "run.txt")
     extra = ["--partitions", partitions] if partitions else []
-    if partitions and not all(p.endswith((".txt", ".parquet")) for p in (q, r)):
-        pytest.skip("out of core reads TREC text and Parquet only")
     before = sorted(os.listdir(tmp_path))
     code, out, err = invoke(capsys, "eval", q, r, "-m", "P@1", *extra)
     assert code == 2, (out, err)
