@@ -228,6 +228,12 @@ REJECTED = [
     ("cr-only-bad-score", QRELS, "q1 Q0 d1 1 2.0 s\rq1 Q0 d2 2 x s\r", ["run.txt:2", "score 'x' is not a number"]),
     ("device-as-input", QRELS, ("dev", b""), ["is a device or socket, not a file or a pipe"]),
     (
+        "csv-long-line-then-bad-line",
+        QRELS,
+        ("r.csv", "qid,docid,score,tag\nq1,d2,1," + "t" * 9_000_000 + "\nq1,d1\n"),
+        ["r.csv:3", "expected 4 fields like the header, found 2"],
+    ),
+    (
         "parquet-bool-grade",
         ("q.parquet", _parquet(qid=["q1"], docid=["d1"], grade=[True])),
         RUN,
@@ -327,6 +333,14 @@ def test_line_endings_read_alike_in_both_engines(tmp_path, files, capsys, ending
     code, out, err = invoke(capsys, "eval", files[0], str(run), "-m", "P@1,P@2", "--format", "json", *extra)
     assert code == 0, err
     assert json.loads(out)["aggregate"] == {"P@1": 1.0, "P@2": 0.5}
+
+
+def test_a_csv_row_longer_than_arrows_block_is_read(tmp_path, files, capsys):
+    run = tmp_path / "long.csv"
+    run.write_text("qid,docid,score,tag\nq1,d1,2," + "t" * 9_000_000 + "\nq1,d2,1,x\nq2,d3,1,x\n")
+    code, out, err = invoke(capsys, "eval", files[0], str(run), "-m", "P@1", "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["aggregate"] == {"P@1": 1.0}
 
 
 @pytest.fixture

@@ -154,6 +154,20 @@ def read_head(path: str | os.PathLike[str], size: int = 65536) -> bytes:
         stream.close()  # type: ignore[attr-defined]
 
 
+def block_size_for(data: bytes, minimum: int) -> int:
+    """An Arrow CSV block size that holds ``data``'s longest line (a longer line fails the parse).
+
+    trec_eval reads lines of any length, so must we.
+    """
+    if len(data) < minimum:
+        return minimum
+    import numpy as np
+
+    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == ord("\n"))
+    longest = int(np.diff(ends, prepend=-1, append=len(data)).max())
+    return max(minimum, longest + 1)
+
+
 def stem(path: str | os.PathLike[str]) -> str:
     """File name without its format and compression suffixes: ``runs/bm25.trec.gz`` -> ``bm25``."""
     name = Path(path).name

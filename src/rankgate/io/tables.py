@@ -22,7 +22,7 @@ import pyarrow.csv as pacsv
 from rankgate.core.columns import column_to_numpy
 from rankgate.errors import InputError
 from rankgate.io.jsontext import loads
-from rankgate.io.source import BOM
+from rankgate.io.source import BOM, block_size_for
 from rankgate.io.values import clip, plain_float, shown
 
 QUERY_COLUMNS = ("qid", "query_id", "query-id", "queryid", "query", "topic", "topic_id", "q_id")
@@ -88,10 +88,14 @@ def _records(data: bytes, delimiter: str) -> Iterator[tuple[int, list[str]]]:
         text = text[1:]
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     start = 1
-    for fields in reader:
-        if fields:
-            yield start, fields
-        start = reader.line_num + 1
+    limit = csv.field_size_limit(max(len(text), csv.field_size_limit()))  # the text is in memory already
+    try:
+        for fields in reader:
+            if fields:
+                yield start, fields
+            start = reader.line_num + 1
+    finally:
+        csv.field_size_limit(limit)
 
 
 def read_delimited(data: bytes, delimiter: str, source: str) -> pa.Table:
@@ -105,6 +109,7 @@ def read_delimited(data: bytes, delimiter: str, source: str) -> pa.Table:
     try:
         table = pacsv.read_csv(
             pa.BufferReader(data),
+            read_options=pacsv.ReadOptions(block_size=block_size_for(data, 1 << 20)),
             # newlines_in_values: a quoted value may span lines wherever Arrow's blocks are cut.
             parse_options=pacsv.ParseOptions(delimiter=delimiter, ignore_empty_lines=True, newlines_in_values=True),
             convert_options=pacsv.ConvertOptions(

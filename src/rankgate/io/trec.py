@@ -19,7 +19,7 @@ import pyarrow.csv as pacsv
 
 from rankgate.core.columns import column_to_numpy, first_with_whitespace, release_unused
 from rankgate.errors import InputError
-from rankgate.io.source import BOM, DECOMPRESS_ERRORS, open_stream, read_bytes, sniff_codec
+from rankgate.io.source import BOM, DECOMPRESS_ERRORS, block_size_for, open_stream, read_bytes, sniff_codec
 from rankgate.io.values import plain_float, shown
 
 _IRREGULAR_WS = re.compile(rb"[ \t]+")
@@ -153,7 +153,7 @@ def parse(data: bytes, layout: Layout, source: str, first_line: int = 1) -> Pars
     if b"\t" in data or b"  " in data or data[:1] == b" " or b"\n " in data or b" \n" in data or b" \r" in data:
         clean = _EDGE_WS.sub(b"", _IRREGULAR_WS.sub(b" ", data))
     try:
-        table = _read_csv(pa.BufferReader(clean), layout, _block_size_for(clean))
+        table = _read_csv(pa.BufferReader(clean), layout, block_size_for(clean, _BLOCK_SIZE))
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError) as e:
         diagnose(data, layout, source, first_line)
         raise InputError(f"cannot parse {layout.kind} file ({e})", source=source) from None
@@ -164,15 +164,6 @@ def parse(data: bytes, layout: Layout, source: str, first_line: int = 1) -> Pars
             f"cannot read a {layout.keep[-1]} of this {layout.kind} file", source=source
         )  # diagnose names the line first
     return Parsed(table=table, values=values, locate=_locator(lambda: data, source, first_line))
-
-
-def _block_size_for(data: bytes) -> int:
-    """A block size that holds the longest line: trec_eval reads lines of any length, so must we."""
-    if len(data) < _BLOCK_SIZE:
-        return _BLOCK_SIZE
-    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == ord("\n"))
-    longest = int(np.diff(ends, prepend=-1, append=len(data)).max())
-    return max(_BLOCK_SIZE, longest + 1)
 
 
 def _values(table: pa.Table, layout: Layout) -> np.ndarray | None:
