@@ -717,3 +717,30 @@ def test_a_missing_run_file_is_exit_2_on_every_engine(capsys, tmp_path, engine):
     qrels.write_text("q1 0 d1 1\n")
     code, _, err = invoke(capsys, "eval", str(qrels), str(tmp_path / "nope.txt"), "-m", "P@1", *engine)
     assert code == 2 and "nope.txt: file not found" in err and "Traceback" not in err
+
+
+def test_stdin_run_with_partitions(tmp_path):
+    """``-`` is standard input on the out-of-core path too (it was sized as a file and crashed)."""
+    import subprocess
+    import sys
+
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\nq2 0 d2 1\n")
+    run = "q1 Q0 d1 1 2.0 x\nq2 Q0 d3 1 1.0 x\n"
+    argv = [
+        sys.executable,
+        "-m",
+        "rankgate",
+        "eval",
+        str(qrels),
+        "-",
+        "-m",
+        "P@1",
+        "--partitions",
+        "2",
+        "--format",
+        "json",
+    ]
+    done = subprocess.run(argv, input=run, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert '"P@1": 0.5' in done.stdout

@@ -37,7 +37,7 @@ from rankgate.evaluation.engines.partition import (
 from rankgate.evaluation.results import Results
 from rankgate.evaluation.settings import Settings
 from rankgate.io.blocks import Block, iter_blocks, stream_format
-from rankgate.io.source import sniff_codec, stem
+from rankgate.io.source import local_path, sniff_codec, stem
 from rankgate.measures.registry import Measure
 
 # Peak bytes of memory per row (run + qrels) while a group of partitions is evaluated, with
@@ -70,7 +70,7 @@ def parse_memory(text: str | int) -> int:
 def estimated_rows(path: str | os.PathLike[str]) -> int:
     """Rough number of rows of a TREC or Parquet file, from its size (chooses partition counts)."""
     try:
-        size = os.path.getsize(path)
+        size = os.path.getsize(local_path(path))  # a pipe or "-" is spooled to a file first
     except FileNotFoundError:
         raise InputError("file not found", source=str(path)) from None
     if str(path).endswith(".parquet"):
