@@ -18,6 +18,10 @@ from rankgate.store.provenance import Provenance
 
 pytestmark = [pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals"), pytest.mark.extra("gate")]
 
+# Only a hang stops a test at this limit: every wait here is for an event (a file, a commit line, an
+# exit), and a busy CI machine may take minutes where a quiet one takes seconds.
+HANG_LIMIT_S = 600.0
+
 # The child builds a deterministic result of N queries x 10 measures (seeded by its index),
 # writes the READY file, waits for the GO file, then does its writes. MODE picks what it does
 # inside each write transaction, before the commit: "slow" sleeps (so that writers overlap),
@@ -92,7 +96,7 @@ def child(tmp_path: Path, store: Path, tag: str, *, adds: int, n: int, mode: str
     )
 
 
-def wait_for(path: Path, proc: subprocess.Popen[str], timeout: float = 60.0) -> None:
+def wait_for(path: Path, proc: subprocess.Popen[str], timeout: float = HANG_LIMIT_S) -> None:
     deadline = time.monotonic() + timeout
     while not path.exists():
         if proc.poll() is not None:
@@ -107,7 +111,7 @@ def wait_for_commits(proc: subprocess.Popen[str], count: int) -> None:
     assert proc.stdout is not None
     for _ in range(count):
         if not proc.stdout.readline():
-            proc.wait(timeout=30)
+            proc.wait(timeout=HANG_LIMIT_S)
             raise AssertionError(f"child exited early ({proc.returncode}): {proc.stderr.read() if proc.stderr else ''}")
 
 
@@ -124,7 +128,7 @@ def test_two_processes_adding_at_once_both_land(tmp_path: Path) -> None:
         wait_for(tmp_path / f"ready-{tag}", proc)
     (tmp_path / "go").write_text("go")
     for p in procs:
-        out, err = p.communicate(timeout=120)
+        out, err = p.communicate(timeout=HANG_LIMIT_S)
         assert p.returncode == 0, err
         assert out.strip() == "done"
     with open_store(path) as s:
@@ -178,7 +182,7 @@ def test_writer_killed_mid_transaction_loses_nothing_committed(tmp_path: Path) -
     with open_store(path) as s:
         assert len(s.list()) == 3
     os.kill(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=30)
+    proc.wait(timeout=HANG_LIMIT_S)
     assert proc.returncode == -signal.SIGKILL
     assert_intact(path, kept)
 
@@ -188,7 +192,7 @@ def test_writer_that_dies_inside_a_large_add_leaves_store_readable(tmp_path: Pat
     kept = earlier_results(path)
     (tmp_path / "go").write_text("go")
     proc = child(tmp_path, path, "w2", adds=1, n=20_000, mode="suicide")
-    proc.wait(timeout=60)
+    proc.wait(timeout=HANG_LIMIT_S)
     assert proc.returncode == -signal.SIGKILL
     assert (tmp_path / "inside-w2").exists()  # it died inside the transaction, after the INSERT
     assert_intact(path, kept)
@@ -207,7 +211,7 @@ def test_writer_killed_at_random_moments(tmp_path: Path) -> None:
         # A random pause puts the kill anywhere in the next add; the test's claims hold wherever it lands.
         time.sleep(0.3 * float(rng.random()))
         os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
+        proc.wait(timeout=HANG_LIMIT_S)
         assert integrity(path) == "ok"
         with open_store(path) as s:
             found = s.list(limit=None)
@@ -255,7 +259,7 @@ def test_fresh_file_opened_by_many_processes_at_once(tmp_path: Path) -> None:
             wait_for(tmp_path / f"ready{trial}-{k}", proc)
         go.write_text("go")
         for p in procs:
-            out, err = p.communicate(timeout=120)
+            out, err = p.communicate(timeout=HANG_LIMIT_S)
             assert p.returncode == 0, err
             assert out.strip() == "done"
         with sqlite3.connect(path) as conn:
