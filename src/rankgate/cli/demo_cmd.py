@@ -204,6 +204,11 @@ def _print_bench(console: Any, bench: Any) -> None:
         console.print(f"{install_hint('bench')} to benchmark BM25 and MiniLM (rankgate bench demo)", style="dim")
     else:
         console.print(demo_table(bench.rows()))
+        console.print(
+            "This benchmark builds its own BM25 and MiniLM runs from the corpus; the quality table above "
+            "scores the run files shipped with the demo, so the two bm25 rows differ.",
+            style="dim",
+        )
 
 
 def _write_report(path: str, bench: Any, qrels: Any) -> tuple[Any, str | None]:
