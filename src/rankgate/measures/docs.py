@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 
 from rankgate.errors import MeasureError
-from rankgate.measures.parse import parse_measure
+from rankgate.measures.parse import read_name
 from rankgate.measures.registry import Alias, MeasureSpec, ParamSpec, all_specs
 
 COMMAND = "rankgate measures --format docs > docs/measures.md"
@@ -132,9 +132,10 @@ def _aliases(spec: MeasureSpec) -> str:
 
 
 def _reading(spec: MeasureSpec, alias: Alias, name: str) -> str:
-    """What ``name`` parses to; for a bare word that needs a cutoff, the family with ``@k``."""
+    """What ``name`` parses to (trec_eval's ``P`` is several measures); for a bare word that needs
+    a cutoff, the family with ``@k``."""
     try:
-        return str(parse_measure(name))
+        return ", ".join(str(m) for m in read_name(name))
     except MeasureError:
         fixed = ",".join(f"{k}={v}" for k, v in alias.fixed)
         return f"{spec.name}({fixed})@k" if fixed else f"{spec.name}@k"
