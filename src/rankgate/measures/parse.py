@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 from collections.abc import Iterable
 from typing import Any
 
@@ -134,7 +135,9 @@ def _parse_canonical(name: str) -> tuple[Measure, ...]:
     """``Family``, ``Family@k``, ``Family(param=value, ...)@k``; ir_measures' ``cutoff=`` and parameter names."""
     hint = "Expected a name such as 'nDCG@10' or 'P(rel=2)@5'."
     try:
-        tree = ast.parse(name, mode="eval").body
+        with warnings.catch_warnings():  # Python's SyntaxWarning ("invalid decimal literal") is not for the user
+            warnings.simplefilter("ignore")
+            tree = ast.parse(name, mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # bounded length: these stay cheap
         raise MeasureError(f"Cannot parse measure {name!r}. {hint}") from None
     cutoff: int | None = None

@@ -104,6 +104,9 @@ def _resolve(module: str, name: str) -> Callable[..., Any]:
 
 AliasSource = Literal["trec_eval", "ranx", "plain"]
 
+# The largest cutoff: deeper than any ranking, small enough for the kernels' machine ints.
+MAX_CUTOFF = 2**31 - 1
+
 # trec_eval's cutoffs for a cut family named without one: "ndcg_cut" is nDCG at all nine.
 TREC_EVAL_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 
@@ -234,6 +237,8 @@ class Measure:
             raise MeasureError(f"{name} needs a cutoff, e.g. {name}@10.")
         if cutoff is not None and (isinstance(cutoff, bool) or not isinstance(cutoff, int) or cutoff < 1):
             raise MeasureError(f"The cutoff of {name} must be an int >= 1. Got {cutoff!r} instead.")
+        if cutoff is not None and cutoff > MAX_CUTOFF:  # the kernels index with machine ints
+            raise MeasureError(f"The cutoff of {name} must be at most {MAX_CUTOFF}. Got {cutoff} instead.")
         known = {p.name: p for p in spec.params}
         kept: list[tuple[str, ParamValue]] = []
         for key in sorted(params):
