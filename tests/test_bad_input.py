@@ -429,7 +429,7 @@ def test_bad_input_is_reported(tmp_path, capsys, name, qrels_text, run_text, exi
 BAD_MEASURES = [
     ("nDCG@ten", ["nDCG@ten", "cutoff"]),
     ("foo@10", ["foo@10", "rankgate measures"]),
-    ("P", ["P", "cutoff", "P@10"]),
+    ("p", ["p", "two ways", "P@10"]),  # "P" itself is trec_eval's P at nine cutoffs (issue 18 item 3)
     ("P(rel=0)@5", ["'rel'", "P", "0"]),
     ("RBP(p=2)", ["'p'", "RBP", "2"]),
     ("nDCG@0", ["nDCG", "0"]),

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rankgate
+from rankgate.measures import parse_measures
 from rankgate.measures.registry import Measure, all_specs
 
 DOCS = [f"d{i}" for i in range(12)]
@@ -109,6 +110,7 @@ def measure_values():
 def test_canonical_names_round_trip(m):
     assert rankgate.parse_measure(str(m)) == m
     assert str(rankgate.parse_measure(str(m))) == str(m)
+    assert parse_measures([str(m)]) == [m]  # a canonical name is never one of trec_eval's lists
 
 
 @pytest.mark.parametrize(

@@ -26,14 +26,14 @@ def measures_command(fmt: str, names: tuple[str, ...]) -> None:
     Examples:
       rankgate measures
       rankgate measures --format docs > docs/measures.md
-      rankgate measures ndcg_cut.10 mrr@10 hit_rate@5
+      rankgate measures ndcg_cut.10 mrr@10 hit_rate@5 ndcg_cut 'nDCG(cutoff=20)'
     """
-    from rankgate.measures.parse import parse_measure
+    from rankgate.measures.parse import read_name
     from rankgate.measures.registry import all_specs
 
     if names:
-        for n in names:
-            click.echo(f"{n}\t{parse_measure(n)}")
+        for n in names:  # trec_eval's ndcg_cut reads as nine measures
+            click.echo(f"{n}\t{', '.join(str(m) for m in read_name(n))}")
         return
     if fmt == "docs":
         from rankgate.measures.docs import markdown

@@ -22,7 +22,7 @@ OUTPUT_FORMATS = ("table", "json", "jsonl", "csv", "trec")
 
 
 def split_measures(values: tuple[str, ...]) -> list[str]:
-    """Split ``-m`` values on commas outside parentheses: ``P@5,nDCG(gain=exp)@10``."""
+    """Split ``-m`` values on commas outside parentheses: ``P@5,nDCG(gain=exp)@10``; ``P.5,10`` stays one."""
     out: list[str] = []
     for value in values:
         depth, start = 0, 0
@@ -31,8 +31,8 @@ def split_measures(values: tuple[str, ...]) -> list[str]:
                 depth += 1
             elif ch == ")":
                 depth -= 1
-            elif ch == "," and depth == 0:
-                out.append(value[start:i].strip())
+            elif ch == "," and depth == 0 and not value[i + 1 :].split(",")[0].strip().isdigit():
+                out.append(value[start:i].strip())  # a number after a comma continues trec_eval's P.5,10
                 start = i + 1
         out.append(value[start:].strip())
     return [m for m in out if m]

@@ -17,7 +17,16 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from rankgate.measures.registry import REL, Alias, LazyFunction, MeasureSpec, ParamSpec, register
+from rankgate.measures.registry import (
+    REL,
+    TREC_EVAL_CUTOFFS,
+    Alias,
+    LazyFunction,
+    MeasureSpec,
+    ParamAlias,
+    ParamSpec,
+    register,
+)
 
 if TYPE_CHECKING:
     from rankgate.measures.kernels import Kernel
@@ -69,7 +78,7 @@ register(
         cutoff="required",
         trec_eval="P_k",
         aliases=(
-            Alias("P", "trec_eval", ("P_10", "P.10")),
+            Alias("P", "trec_eval", ("P_10", "P.10", "P.5,10", "P"), default_cutoffs=TREC_EVAL_CUTOFFS),
             Alias("precision", "ranx", ("precision@10",)),
         ),
         examples=("P@10", "P(rel=2)@5"),
@@ -85,7 +94,7 @@ register(
         params=(REL,),
         trec_eval="recall_k",
         aliases=(
-            Alias("recall", "trec_eval", ("recall_100", "recall.100")),
+            Alias("recall", "trec_eval", ("recall_100", "recall.100", "recall"), default_cutoffs=TREC_EVAL_CUTOFFS),
             Alias("recall", "ranx", ("recall@100",)),
         ),
         examples=("R@100", "R@1000"),
@@ -105,10 +114,13 @@ register(
         params=(GAIN,),
         trec_eval="ndcg_cut_k (linear gain); ndcg without @k",
         aliases=(
-            Alias("ndcg_cut", "trec_eval", ("ndcg_cut_10", "ndcg_cut.10")),
+            Alias(
+                "ndcg_cut", "trec_eval", ("ndcg_cut_10", "ndcg_cut.10", "ndcg_cut"), default_cutoffs=TREC_EVAL_CUTOFFS
+            ),
             Alias("ndcg", "ranx", ("ndcg@10",)),
             Alias("ndcg_burges", "ranx", ("ndcg_burges@10",), fixed=(("gain", "exp"),)),
         ),
+        param_aliases=(ParamAlias("dcg", "gain", (("log2", "linear"), ("exp-log2", "exp"))),),  # ir_measures
         examples=("nDCG@10", "nDCG(gain=exp)@10", "nDCG"),
     )
 )
@@ -142,7 +154,7 @@ register(
         trec_eval="map; map_cut_k",
         aliases=(
             Alias("map", "trec_eval", ("map",)),
-            Alias("map_cut", "trec_eval", ("map_cut_100",)),
+            Alias("map_cut", "trec_eval", ("map_cut_100", "map_cut"), default_cutoffs=TREC_EVAL_CUTOFFS),
             Alias("map", "ranx", ("map@100",)),
         ),
         examples=("AP", "AP@100"),
@@ -179,7 +191,7 @@ register(
         cutoff="required",
         trec_eval="success_k",
         aliases=(
-            Alias("success", "trec_eval", ("success_5", "success.5")),
+            Alias("success", "trec_eval", ("success_5", "success.5", "success"), default_cutoffs=(1, 5, 10)),
             Alias("hit_rate", "ranx", ("hit_rate@5",)),
             Alias("hit", "plain", ("hit@5",)),
             Alias("hitrate", "plain"),

@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 
 from rankgate.errors import MeasureError
-from rankgate.measures.parse import parse_measure
-from rankgate.measures.registry import Alias, MeasureSpec, ParamSpec, all_specs
+from rankgate.measures.parse import MAX_NAME_LENGTH, read_name
+from rankgate.measures.registry import MAX_CUTOFF, TREC_EVAL_CUTOFFS, Alias, MeasureSpec, ParamSpec, all_specs
 
 COMMAND = "rankgate measures --format docs > docs/measures.md"
 
@@ -52,7 +52,24 @@ The parser also reads other tools' names. A family's name is read in any case (`
 `MAP`), and so is every alias word below. An alias word followed by a number sets the
 cutoff, written `word@k` (ranx), `word.k` or `word_k` (trec_eval, pytrec_eval): `ndcg_cut.10`,
 `P_5`, `mrr@10` and `map_cut_100` are `nDCG@10`, `P@5`, `RR@10` and `AP@100`. The one
-exception is ranx's RBP: in `rbp.95` the digits are the persistence, `RBP(p=0.95)`."""
+exception is ranx's RBP: in `rbp.95` the digits are the persistence, `RBP(p=0.95)`.
+
+trec_eval's names mean what they mean in trec_eval, so one name may stand for several
+measures. A cut family spelled as trec_eval spells it and given no cutoff is the family at
+trec_eval's default cutoffs: `P`, `recall`, `ndcg_cut` and `map_cut` are P, R, nDCG and AP at
+{cutoffs}; `success` is Success at 1, 5 and 10. `word.a,b` and `word_a,b` are lists:
+`P.5,10` is `P@5` and `P@10` (`-m P.5,10` keeps the list whole). The same word in another
+case (`Recall`, `NDCG_CUT`) is not trec_eval's spelling and could also be the uncut measure,
+so it is refused with both readings; `R`, `nDCG` and `AP` are the uncut measures. Where one
+measure is wanted (a gate's `metric:`, a lookup such as `result["P@10"]`), a name of several
+is refused.
+
+ir_measures' spellings are read too: `nDCG(cutoff=20)` is `nDCG@20`, `P(rel=2)@5` is itself,
+and a family's other parameter names are listed under it (`nDCG(dcg='exp-log2')@10` is
+`nDCG(gain=exp)@10`). A parameter rankgate does not have (`judged_only=`) is refused by name.
+Every name that cannot be read is a `MeasureError` (exit 2 on the command line): names longer
+than {max_length} characters or not printable ASCII, cutoffs above {max_cutoff}, parameter
+values that are not finite."""
 
 SEMANTICS = """\
 ## Conventions shared by every measure
@@ -81,7 +98,7 @@ def markdown() -> str:
         "# Measures",
         INTRO.format(command=COMMAND),
         _overview(specs),
-        NAMES,
+        NAMES.format(cutoffs=", ".join(map(str, TREC_EVAL_CUTOFFS)), max_length=MAX_NAME_LENGTH, max_cutoff=MAX_CUTOFF),
         SEMANTICS,
         "## Families",
         *(_family(spec) for spec in specs),
@@ -110,6 +127,9 @@ def _family(spec: MeasureSpec) -> str:
     parts = [f"### {spec.name}", spec.summary + ".", "\n".join(facts)]
     if spec.params:
         parts.append(_params(spec.params))
+    if spec.param_aliases:
+        spelled = (f"`{a.word}={v!r}` is `{a.param}={ours}`" for a in spec.param_aliases for v, ours in a.values)
+        parts.append(f"ir_measures' parameter names: {'; '.join(spelled)}.")
     parts.append(_aliases(spec))
     return "\n\n".join(parts)
 
@@ -132,9 +152,10 @@ def _aliases(spec: MeasureSpec) -> str:
 
 
 def _reading(spec: MeasureSpec, alias: Alias, name: str) -> str:
-    """What ``name`` parses to; for a bare word that needs a cutoff, the family with ``@k``."""
+    """What ``name`` parses to (trec_eval's ``P`` is several measures); for a bare word that needs
+    a cutoff, the family with ``@k``."""
     try:
-        return str(parse_measure(name))
+        return ", ".join(str(m) for m in read_name(name))
     except MeasureError:
         fixed = ",".join(f"{k}={v}" for k, v in alias.fixed)
         return f"{spec.name}({fixed})@k" if fixed else f"{spec.name}@k"

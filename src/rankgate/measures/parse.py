@@ -1,114 +1,202 @@
-"""Parse measure names: canonical (``nDCG(gain=exp)@10``) and aliases (``ndcg_cut.10``, ``mrr@10``).
+"""Parse measure names: canonical (``nDCG(gain=exp)@10``), aliases (``ndcg_cut.10``, ``mrr@10``), lists.
 
 Canonical names are read with Python's `ast` module and a whitelist of node types, never
 `eval`: ``P(rel=2)@5`` is a call matrix-multiplied by an int. Aliases from trec_eval, ranx
-and plain words are rewritten to canonical form first.
+and plain words are rewritten to canonical form first; ir_measures' spellings
+(``nDCG(cutoff=20)``, ``nDCG(dcg='exp-log2')@10``) are read as what they mean.
+
+A name may stand for several measures, as in trec_eval: ``ndcg_cut`` is nDCG at trec_eval's
+nine default cutoffs and ``P.5,10`` is P@5 and P@10. `parse_measures` expands them;
+`parse_measure`, where one measure is wanted, refuses them. Every refusal is a `MeasureError`.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+import warnings
 from collections.abc import Iterable
 from typing import Any
 
 from rankgate.errors import MeasureError
-from rankgate.measures.registry import Measure, Reading, all_specs, all_words, reading
+from rankgate.measures.registry import Measure, MeasureSpec, Reading, all_specs, all_words, get_spec, reading
 
-# An alias with a number: "ndcg_cut.10", "P_5", "mrr@10", "rbp.95"; any case. The family word
-# is the shortest prefix before the number, so "map_cut_100" reads as map_cut + 100.
-_WORD_NUMBER = re.compile(r"^(?P<word>[A-Za-z_\-]+?)(?P<sep>[._@])(?P<digits>\d+)$")
+# Longer names are refused before parsing: it bounds the parser's time and depth.
+MAX_NAME_LENGTH = 200
+
+# An alias with numbers: "ndcg_cut.10", "P_5", "mrr@10", "rbp.95", "P.5,10"; any case. The
+# family word is the shortest prefix before the numbers, so "map_cut_100" reads as map_cut + 100.
+_WORD_NUMBERS = re.compile(r"^(?P<word>[A-Za-z_\-]+?)(?P<sep>[._@])(?P<digits>[0-9]+(?:,[0-9]+)*)$")
 
 
 def parse_measure(text: str | Measure) -> Measure:
-    """Parse one measure name into a `Measure`.
+    """Parse a name of one measure into a `Measure`.
 
     >>> str(parse_measure("ndcg_cut.10")), str(parse_measure("mrr@10")), str(parse_measure("map"))
     ('nDCG@10', 'RR@10', 'AP')
-    >>> str(parse_measure("P(rel=2)@5"))
-    'P(rel=2)@5'
+    >>> str(parse_measure("P(rel=2)@5")), str(parse_measure("nDCG(cutoff=20)"))
+    ('P(rel=2)@5', 'nDCG@20')
+
+    Raises:
+        MeasureError: the name is not a measure, or names several (``ndcg_cut``, ``P.5,10``).
     """
+    measures = read_name(text)
+    if len(measures) == 1:
+        return measures[0]
+    listed = ", ".join(str(m) for m in measures)
+    raise MeasureError(
+        f"{str(text).strip()!r} names {len(measures)} measures ({listed}); one is needed here, "
+        f"and it needs a cutoff, as in {str(measures[0])!r}."
+    )
+
+
+def parse_measures(texts: Iterable[str | Measure]) -> list[Measure]:
+    """Parse several names, each to one or more measures, dropping repeats (first occurrence wins).
+
+    >>> [str(m) for m in parse_measures(["success", "P_5,10", "P@5"])]
+    ['Success@1', 'Success@5', 'Success@10', 'P@5', 'P@10']
+    """
+    out: list[Measure] = []
+    for t in texts:
+        for m in read_name(t):
+            if m not in out:
+                out.append(m)
+    return out
+
+
+def read_name(text: str | Measure) -> tuple[Measure, ...]:
+    """The measures one name stands for, in trec_eval's order (``P.5,10``: P@5, P@10)."""
     if isinstance(text, Measure):
-        return text
+        return (text,)
     if not isinstance(text, str):
         raise MeasureError(f"A measure name must be a string. Got {text!r} instead.")
     name = text.strip()
     if not name:
         raise MeasureError("A measure name must not be empty.")
-    alias = _parse_alias(name)
-    if alias is not None:
-        return alias
-    return _parse_canonical(name, original=text)
-
-
-def parse_measures(texts: Iterable[str | Measure]) -> list[Measure]:
-    """Parse several names, dropping repeats (first occurrence wins)."""
-    out: list[Measure] = []
-    for t in texts:
-        m = parse_measure(t)
-        if m not in out:
-            out.append(m)
-    return out
-
-
-def _family(word: str, original: str) -> Reading:
-    found = reading(word)
-    if found is None:
-        raise MeasureError(f"Unknown measure {original!r}. {_suggest(word)}")
-    return found
-
-
-def _parse_alias(name: str) -> Measure | None:
-    m = _WORD_NUMBER.match(name)
-    if m and (found := reading(m.group("word"))) is not None:
-        digits = m.group("digits")
-        fixed = dict(found.fixed)
-        if m.group("sep") == "." and found.dot_param is not None:
-            fixed[found.dot_param] = int(digits) / 10 ** len(digits)  # ranx: rbp.95 is p = 0.95
-            return Measure.make(found.family, None, **fixed)
-        return Measure.make(found.family, int(digits), **fixed)
+    if len(name) > MAX_NAME_LENGTH:
+        raise MeasureError(f"A measure name must be at most {MAX_NAME_LENGTH} characters. Got {len(name)}.")
+    if not (name.isascii() and name.isprintable()):
+        raise MeasureError(f"A measure name is printable ASCII, as in 'nDCG@10'. Got {name!r}.")
+    numbered = _WORD_NUMBERS.match(name)
+    if numbered and (found := reading(numbered.group("word"))) is not None:
+        return _numbered(found, numbered.group("sep"), numbered.group("digits"), name)
     found = reading(name)
     if found is not None and name not in _canonical_names():
-        return Measure.make(found.family, None, **dict(found.fixed))
-    return None
+        return _uncut(found, name, dict(found.fixed))
+    return _parse_canonical(name)
+
+
+def _numbered(found: Reading, sep: str, digits: str, name: str) -> tuple[Measure, ...]:
+    """``word.k``, ``word_k``, ``word@k``; trec_eval's lists ``word.a,b`` and ``word_a,b``."""
+    numbers = digits.split(",")
+    if len(numbers) > 1 and sep == "@":
+        listed = ", ".join(f"'{name.split('@')[0]}@{n}'" for n in numbers)
+        raise MeasureError(f"Cannot parse measure {name!r}: a list is trec_eval's 'word.a,b'; or write {listed}.")
+    out = []
+    for n in numbers:
+        fixed = dict(found.fixed)
+        if sep == "." and found.dot_param is not None:
+            fixed[found.dot_param] = int(n) / 10 ** len(n)  # ranx: rbp.95 is p = 0.95
+            out.append(Measure.make(found.family, None, **fixed))
+        else:
+            out.append(Measure.make(found.family, int(n), **fixed))
+    return tuple(dict.fromkeys(out))
+
+
+def _uncut(found: Reading, word: str, params: dict[str, Any]) -> tuple[Measure, ...]:
+    """A family word without a cutoff: trec_eval's cut families stand for their default cutoffs.
+
+    ``ndcg_cut`` is nDCG at 5, 10, ..., 1000, as in trec_eval. The same word in another case
+    (``NDCG_CUT``, ``Recall``) is not trec_eval's spelling: read alone it would be the uncut
+    measure, so it is refused with both readings rather than read one way silently.
+    """
+    if found.trec_eval is None:
+        return (Measure.make(found.family, None, **params),)
+    trec_word, cutoffs = found.trec_eval
+    expanded = tuple(Measure.make(found.family, k, **params) for k in cutoffs)
+    if word == trec_word or word.startswith(trec_word + "("):
+        return expanded
+    if get_spec(found.family).cutoff == "required":
+        other = f"one {found.family} at a cutoff (write '{found.family}@10')"
+    else:
+        uncut = Measure.make(found.family, None, **params)
+        other = f"{uncut} without a cutoff, over the whole ranking (write {str(uncut)!r})"
+    raise MeasureError(
+        f"{word!r} can be read two ways: trec_eval's {trec_word!r}, {found.family} at cutoffs "
+        f"{', '.join(map(str, cutoffs))} (write {trec_word!r}), or {other}."
+    )
 
 
 def _canonical_names() -> set[str]:
     return {s.name for s in all_specs()}
 
 
-def _parse_canonical(name: str, *, original: str) -> Measure:
+def _parse_canonical(name: str) -> tuple[Measure, ...]:
+    """``Family``, ``Family@k``, ``Family(param=value, ...)@k``; ir_measures' ``cutoff=`` and parameter names."""
+    hint = "Expected a name such as 'nDCG@10' or 'P(rel=2)@5'."
     try:
-        tree = ast.parse(name, mode="eval").body
-    except SyntaxError:
-        raise MeasureError(
-            f"Cannot parse measure {original!r}. Expected a name such as 'nDCG@10' or 'P(rel=2)@5'."
-        ) from None
+        with warnings.catch_warnings():  # Python's SyntaxWarning ("invalid decimal literal") is not for the user
+            warnings.simplefilter("ignore")
+            tree = ast.parse(name, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # bounded length: these stay cheap
+        raise MeasureError(f"Cannot parse measure {name!r}. {hint}") from None
     cutoff: int | None = None
     if isinstance(tree, ast.BinOp) and isinstance(tree.op, ast.MatMult):
-        k = tree.right
-        plain_digits = (ast.get_source_segment(name, k) or "").isdigit()  # not 1_0, 0x10 or 1e1
-        if not (isinstance(k, ast.Constant) and isinstance(k.value, int) and plain_digits):
-            raise MeasureError(f"The cutoff in {original!r} must be a whole number, as in 'nDCG@10'.")
-        cutoff = k.value
+        cutoff = _cutoff(tree.right, name)
         tree = tree.left
     call = tree if isinstance(tree, ast.Call) else None
     head = call.func if call is not None else tree
     if not isinstance(head, ast.Name):
-        raise MeasureError(f"Cannot parse measure {original!r}. Expected a name such as 'nDCG@10' or 'P(rel=2)@5'.")
-    found = _family(head.id, original)
-    params: dict[str, Any] = {}
-    if call is not None:
-        if call.args:
-            raise MeasureError(f"Parameters in {original!r} must be named, as in 'P(rel=2)@5'.")
-        for kw in call.keywords:
-            if kw.arg is None:
-                raise MeasureError(f"Cannot parse measure {original!r}.")
-            if kw.arg in params:
-                raise MeasureError(f"The parameter {kw.arg!r} is given twice in {original!r}.")
-            params[kw.arg] = _literal(kw.value, original)
+        raise MeasureError(f"Cannot parse measure {name!r}. {hint}")
+    found = reading(head.id)
+    if found is None:
+        raise MeasureError(f"Unknown measure {name!r}. {_suggest(head.id)}")
+    params = _call_params(call, get_spec(found.family), name) if call is not None else {}
+    if "cutoff" in params:  # ir_measures: nDCG(cutoff=20) is nDCG@20
+        given = params.pop("cutoff")
+        if cutoff is not None:
+            raise MeasureError(f"{name!r} gives the cutoff twice: as 'cutoff=' and as '@'.")
+        if isinstance(given, bool) or not isinstance(given, int) or given < 1:
+            raise MeasureError(f"The cutoff in {name!r} must be a whole number >= 1. Got {given!r} instead.")
+        cutoff = given
     merged = {**dict(found.fixed), **params}
-    return Measure.make(found.family, cutoff, **merged)
+    if cutoff is None:
+        return _uncut(found, name, merged)
+    return (Measure.make(found.family, cutoff, **merged),)
+
+
+def _cutoff(node: ast.expr, name: str) -> int:
+    plain_digits = (ast.get_source_segment(name, node) or "").isdigit()  # not 1_0, 0x10 or 1e1
+    if not (isinstance(node, ast.Constant) and isinstance(node.value, int) and plain_digits):
+        raise MeasureError(f"The cutoff in {name!r} must be a whole number, as in 'nDCG@10'.")
+    return node.value
+
+
+def _call_params(call: ast.Call, spec: MeasureSpec, name: str) -> dict[str, Any]:
+    """The named parameters of ``Family(...)``, with other tools' parameter names translated."""
+    if call.args:
+        raise MeasureError(f"Parameters in {name!r} must be named, as in 'P(rel=2)@5'.")
+    known = {p.name for p in spec.params} | {"cutoff"}
+    translated = {a.word: a for a in spec.param_aliases}
+    params: dict[str, Any] = {}
+    for kw in call.keywords:
+        if kw.arg is None:
+            raise MeasureError(f"Cannot parse measure {name!r}.")
+        key, value = kw.arg, _literal(kw.value, name)
+        if key in translated:
+            alias = translated[key]
+            values = dict(alias.values)
+            if value not in values:
+                choices = ", ".join(repr(v) for v in values)
+                raise MeasureError(f"{spec.name} reads '{key}=' as one of {choices}. Got {value!r} in {name!r}.")
+            key, value = alias.param, values[value]
+        if key not in known:
+            allowed = ", ".join(sorted(known - {"cutoff"})) or "none"
+            raise MeasureError(f"{spec.name} has no parameter {kw.arg!r} (parameters: {allowed}). Got {name!r}.")
+        if key in params:
+            raise MeasureError(f"The parameter {key!r} is given twice in {name!r}.")
+        params[key] = value
+    return params
 
 
 def _literal(node: ast.expr, original: str) -> Any:

@@ -10,6 +10,7 @@ family is one `register` call in `rankgate.measures.definitions`.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import math
@@ -45,6 +46,8 @@ class ParamSpec:
             if self.choices and value not in self.choices:
                 raise MeasureError(f"{what} must be one of {', '.join(self.choices)}. Got {value!r} instead.")
             return value
+        if isinstance(value, float) and not math.isfinite(value):  # int(inf) would raise OverflowError
+            raise MeasureError(f"{what} must be a finite number{self.requirement}. Got {value!r} instead.")
         if self.kind is int:
             if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
                 raise MeasureError(f"{what} must be an int{self.requirement}. Got {value!r} instead.")
@@ -101,6 +104,12 @@ def _resolve(module: str, name: str) -> Callable[..., Any]:
 
 AliasSource = Literal["trec_eval", "ranx", "plain"]
 
+# The largest cutoff: deeper than any ranking, small enough for the kernels' machine ints.
+MAX_CUTOFF = 2**31 - 1
+
+# trec_eval's cutoffs for a cut family named without one: "ndcg_cut" is nDCG at all nine.
+TREC_EVAL_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+
 
 @dataclass(frozen=True)
 class Alias:
@@ -111,6 +120,10 @@ class Alias:
     that ``word.digits`` sets the parameter ``dot_param`` to the decimal fraction the digits
     spell when it is given (ranx: ``rbp.95`` is ``RBP(p=0.95)``).
 
+    A word with ``default_cutoffs`` is a trec_eval cut family: spelled exactly so and without a
+    number it is the family at each of those cutoffs (``ndcg_cut`` is nDCG at 5, 10, ..., 1000),
+    and ``word.a,b`` / ``word_a,b`` are lists, as in trec_eval.
+
     Attributes:
         word: the word, e.g. ``ndcg_cut``.
         source: who spells it so, for the docs.
@@ -118,6 +131,7 @@ class Alias:
             each must parse to this family (a test checks it). Empty: accepted, not listed.
         fixed: parameters the word sets, e.g. ``(("gain", "exp"),)`` for ``ndcg_burges``.
         dot_param: the parameter that ``word.digits`` sets, if not the cutoff.
+        default_cutoffs: the cutoffs the bare word means (trec_eval's defaults); empty: none.
     """
 
     word: str
@@ -125,6 +139,22 @@ class Alias:
     listed: tuple[str, ...] = ()
     fixed: tuple[tuple[str, ParamValue], ...] = ()
     dot_param: str | None = None
+    default_cutoffs: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class ParamAlias:
+    """Another tool's spelling of a parameter: ir_measures' ``nDCG(dcg='exp-log2')`` is ``gain=exp``.
+
+    Attributes:
+        word: the other tool's parameter name, e.g. ``dcg``.
+        param: the parameter it sets, e.g. ``gain``.
+        values: (their value, ours) pairs; a value not listed is refused.
+    """
+
+    word: str
+    param: str
+    values: tuple[tuple[ParamValue, ParamValue], ...]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -146,6 +176,7 @@ class MeasureSpec:
         aggregate: how per-query values combine into one number.
         trec_eval: trec_eval's name for it, for the docs ("" when trec_eval has none).
         aliases: the other spellings the parser reads.
+        param_aliases: other tools' spellings of its parameters.
         examples: canonical names, for listings; each parses back to itself.
     """
 
@@ -161,6 +192,7 @@ class MeasureSpec:
     aggregate: Literal["mean", "sum"] = "mean"
     trec_eval: str = ""
     aliases: tuple[Alias, ...] = ()
+    param_aliases: tuple[ParamAlias, ...] = ()
     examples: tuple[str, ...] = ()
 
     def param(self, name: str) -> ParamSpec:
@@ -205,6 +237,8 @@ class Measure:
             raise MeasureError(f"{name} needs a cutoff, e.g. {name}@10.")
         if cutoff is not None and (isinstance(cutoff, bool) or not isinstance(cutoff, int) or cutoff < 1):
             raise MeasureError(f"The cutoff of {name} must be an int >= 1. Got {cutoff!r} instead.")
+        if cutoff is not None and cutoff > MAX_CUTOFF:  # the kernels index with machine ints
+            raise MeasureError(f"The cutoff of {name} must be at most {MAX_CUTOFF}. Got {cutoff} instead.")
         known = {p.name: p for p in spec.params}
         kept: list[tuple[str, ParamValue]] = []
         for key in sorted(params):
@@ -255,11 +289,16 @@ def _fmt(value: ParamValue) -> str:
 
 @dataclass(frozen=True)
 class Reading:
-    """How the parser reads one word: the family, the parameters it fixes, what ``word.digits`` sets."""
+    """How the parser reads one word: the family, the parameters it fixes, what ``word.digits`` sets.
+
+    ``trec_eval`` is the exact spelling of a trec_eval cut family and its default cutoffs, when
+    the word is one (``("ndcg_cut", (5, 10, ...))``).
+    """
 
     family: str
     fixed: tuple[tuple[str, ParamValue], ...] = ()
     dot_param: str | None = None
+    trec_eval: tuple[str, tuple[int, ...]] | None = None
 
 
 _REGISTRY: dict[str, MeasureSpec] = {}
@@ -276,8 +315,11 @@ def register(spec: MeasureSpec) -> MeasureSpec:
         raise ValueError(f"measure {spec.name} registered twice")
     readings = {spec.name.lower(): Reading(spec.name)}
     for alias in spec.aliases:
-        meaning = Reading(spec.name, alias.fixed, alias.dot_param)
+        cut = (alias.word, alias.default_cutoffs) if alias.default_cutoffs else None
+        meaning = Reading(spec.name, alias.fixed, alias.dot_param, cut)
         word = alias.word.lower()
+        if word in readings and meaning.trec_eval is None:  # ranx's recall is trec_eval's recall
+            meaning = dataclasses.replace(meaning, trec_eval=readings[word].trec_eval)
         # A word may be listed twice (trec_eval's and ranx's map) with one meaning; an alias of
         # the family's own name may add what word.digits sets (ranx's rbp.95).
         if readings.get(word, meaning) != meaning and word != spec.name.lower():
