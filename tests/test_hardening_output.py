@@ -100,6 +100,14 @@ def test_trec_output_refuses_a_query_id_it_cannot_hold(tmp_path, capsys, qid):
     assert code == 0 and json_qids(out)[:-1] == sorted([qid, "q2"], key=str.encode)
 
 
+def test_trec_id_names_an_empty_id_as_empty():
+    from rankgate.errors import InputError
+    from rankgate.render.escape import trec_id
+
+    with pytest.raises(InputError, match=r"query id '' is empty, which --format trec"):
+        trec_id("")
+
+
 def json_qids(out: str) -> list[str]:
     import json
 

@@ -101,7 +101,8 @@ whitespace-separated lines) cannot hold; use --format jsonl, csv or json
     """
     if qid and not any(c.isspace() for c in qid):
         return qid
+    what = "holds whitespace" if qid else "is empty"
     raise InputError(
-        f"query id {qid!r} holds whitespace, which --format trec (trec_eval's whitespace-separated lines) "
+        f"query id {qid!r} {what}, which --format trec (trec_eval's whitespace-separated lines) "
         "cannot hold; use --format jsonl, csv or json"
     )
