@@ -6,8 +6,12 @@ stderr and exit code 2 (1 is kept for "a gate or check failed").
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import io
+import os
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import click
@@ -62,8 +66,60 @@ def cli() -> None:
     """
 
 
+class _PipeSafeStdout(io.FileIO):
+    """File descriptor 1 that, once its reader is gone, sends the rest of the output to /dev/null.
+
+    A closed pipe (``rankgate gate ... | head -1``) must not change what the command does or its
+    exit code: the verdict, the store record and the PR comment still happen. Python's own advice
+    for ``BrokenPipeError`` is to point the descriptor at devnull, so no later flush (ours or the
+    interpreter's at exit) fails again.
+    """
+
+    def write(self, data: Any) -> int:
+        try:
+            return super().write(data) or 0
+        except BrokenPipeError:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self.fileno())
+            os.close(devnull)
+            return len(data)
+
+
+@contextlib.contextmanager
+def _pipe_safe_stdout() -> Iterator[None]:
+    """Guard the process's real stdout for one command (a test's captured stdout is left as it is)."""
+    real = sys.__stdout__
+    if real is None or sys.stdout is not real:
+        yield
+        return
+    try:
+        fd = real.fileno()
+    except (OSError, ValueError):  # not a file descriptor: nothing to guard
+        yield
+        return
+    real.flush()
+    raw = _PipeSafeStdout(fd, "w", closefd=False)
+    guarded = io.TextIOWrapper(
+        io.BufferedWriter(raw),
+        encoding=real.encoding,
+        errors=real.errors,
+        line_buffering=getattr(real, "line_buffering", False),
+    )
+    sys.stdout = guarded
+    try:
+        yield
+    finally:
+        guarded.flush()
+        sys.stdout = real
+
+
 def main(argv: list[str] | None = None) -> Any:
     """Entry point of the console script; never shows a traceback for bad input."""
+    with _pipe_safe_stdout():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> Any:
     from rankgate.errors import RankgateError
 
     try:
@@ -79,9 +135,6 @@ def main(argv: list[str] | None = None) -> Any:
     except RankgateError as e:
         click.echo(f"rankgate: error: {e}", err=True)
         sys.exit(e.exit_code)
-    except BrokenPipeError:
-        sys.stderr.close()
-        sys.exit(0)
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)
         sys.exit(130)

@@ -98,14 +98,14 @@ def eval_command(
     """
     from rankgate.evaluation.evaluate import evaluate
     from rankgate.measures.parse import parse_measures
-    from rankgate.render.eval import render
+    from rankgate.render.eval import aggregate_collision, render
 
     wanted = parse_measures(split_measures(measures) or list(DEFAULT_MEASURES))
     tags, tag_names = _read_tags(tags_path, group_by)  # before evaluating: a bad file fails fast
     results = evaluate(qrels, run, wanted, engine=engine, name=name, **semantics.evaluate_options())
     if with_ci:
         results.with_confidence_intervals(seed=seed)
-    notes: list[str] = []
+    notes: list[str] = aggregate_collision(results, fmt, per_query=per_query)
     if tags is not None:
         results.with_groups(tags, group_by=tag_names)
         results.warnings.extend(_coverage(results, tags, tags_path or ""))  # in the JSON's "warnings" too

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from rankgate.errors import BackendError
 from rankgate.extras import require
-from rankgate.gate.github_context import PullRequest, shorten
+from rankgate.gate.github_context import PullRequest, printable, shorten
 
 if TYPE_CHECKING:
     import httpx
@@ -234,7 +234,8 @@ class GitHubClient:
         return f"GitHub refused {what} on {pr} ({status} {message})".rstrip()
 
     def _redact(self, text: str) -> str:
-        return text.replace(self._token, REDACTED) if self._token else text
+        """``text`` for a message or the terminal: the token scrubbed and control characters dropped."""
+        return printable(text.replace(self._token, REDACTED) if self._token else text)
 
 
 def _json(response: httpx.Response) -> Any:

@@ -129,6 +129,21 @@ def token_from_env(env: Mapping[str, str] = os.environ) -> str:
     return token
 
 
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` from GitHub (a URL, a message) without control characters, safe to print to a terminal.
+
+    An escape sequence in a server's answer would otherwise recolour, move or rewrite the
+    reader's terminal (C0, DEL and C1 characters, ESC among them, are dropped).
+
+    >>> printable("https://github.com/o/r/pull/1#c\x1b]8;;https://e.vil\x07 \x9b2J")
+    'https://github.com/o/r/pull/1#c]8;;https://e.vil 2J'
+    """
+    return _CONTROLS.sub("", text)
+
+
 def shorten(text: str, limit: int = 200) -> str:
     """``text``, cut to ``limit`` characters with "..." when longer (for messages)."""
     return text if len(text) <= limit else text[: limit - 3] + "..."

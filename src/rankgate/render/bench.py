@@ -10,6 +10,7 @@ from typing import Any
 
 from rankgate.bench.demo import DEMO_MEASURES
 from rankgate.bench.report import CAPTION, BenchReport
+from rankgate.render.escape import csv_cell
 from rankgate.render.eval import to_text
 
 FORMATS: tuple[str, ...] = ("table", "json", "jsonl", "csv", "markdown")
@@ -78,7 +79,7 @@ def csv_text(report: BenchReport) -> str:
     writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: "" if v is None else v for k, v in row.items()})
+        writer.writerow({k: "" if v is None else csv_cell(v) for k, v in row.items()})
     return buf.getvalue()
 
 

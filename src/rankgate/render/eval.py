@@ -9,6 +9,9 @@ import math
 from typing import Any
 
 from rankgate.evaluation.results import Results
+from rankgate.render.escape import csv_cell, trec_id
+
+AGGREGATE_ID = "all"  # the query id of the summary row in trec, jsonl, csv and the per-query table
 
 
 def render(results: Results, fmt: str, *, per_query: bool = False) -> str:
@@ -42,7 +45,7 @@ def _jsonl(results: Results, per_query: bool) -> str:
         for qid, values in results.per_query.items():
             lines.append(json.dumps({"query_id": qid, **values}))
     agg = {k: _value(results, k, v) for k, v in results.aggregate.items()}
-    lines.append(json.dumps({"query_id": "all", **agg}))
+    lines.append(json.dumps({"query_id": AGGREGATE_ID, **agg}))
     return "\n".join(lines) + "\n"
 
 
@@ -56,12 +59,34 @@ def _csv(results: Results, per_query: bool) -> str:
     writer.writerow(["query_id", *results.names, *extra])
     if per_query:
         for qid, row in zip(results.query_ids, results.values.tolist(), strict=True):
-            writer.writerow([qid, *(repr(v) for v in row), *pad])
-    writer.writerow(["all", *("" if math.isnan(v) else repr(v) for v in results.aggregate.values()), *pad])
+            writer.writerow([csv_cell(qid), *(repr(v) for v in row), *pad])
+    writer.writerow([AGGREGATE_ID, *("" if math.isnan(v) else repr(v) for v in results.aggregate.values()), *pad])
     for key, value, n, small, aggregate in _group_rows(results):
         means = ("" if math.isnan(v) else repr(v) for v in aggregate.values())
-        writer.writerow(["all", *means, key, value, n, "true" if small else "false"])
+        writer.writerow([AGGREGATE_ID, *means, csv_cell(key), csv_cell(value), n, "true" if small else "false"])
     return buf.getvalue()
+
+
+def aggregate_collision(results: Results, fmt: str, *, per_query: bool) -> list[str]:
+    """A warning when a query is named like the summary row, which the output then holds twice.
+
+    The per-query rows of trec, jsonl, csv and the table end in a row with query id ``all``;
+    JSON keeps the aggregate apart and needs no warning.
+
+    >>> import numpy as np
+    >>> from rankgate.measures.parse import parse_measure
+    >>> r = Results([parse_measure("P@5")], ["all", "q2"], np.zeros((2, 1)), {}, {})
+    >>> aggregate_collision(r, "csv", per_query=True)  # doctest: +ELLIPSIS
+    ["a query is named 'all', like the summary row of --format csv: ...]
+    >>> aggregate_collision(r, "json", per_query=True), aggregate_collision(r, "csv", per_query=False)
+    ([], [])
+    """
+    if not per_query or fmt == "json" or AGGREGATE_ID not in results.query_ids:
+        return []
+    return [
+        f"a query is named {AGGREGATE_ID!r}, like the summary row of --format {fmt}: the output holds two "
+        f"rows with query id {AGGREGATE_ID!r}, the query's first and the mean of all queries last"
+    ]
 
 
 def _trec_number(measure_sum: bool, value: float) -> str:
@@ -71,15 +96,18 @@ def _trec_number(measure_sum: bool, value: float) -> str:
 
 
 def _trec(results: Results, per_query: bool) -> str:
-    """trec_eval -q style: ``measure<TAB>qid<TAB>value``, 4 decimals, counts as integers."""
+    """trec_eval -q style: ``measure<TAB>qid<TAB>value``, 4 decimals, counts as integers.
+
+    trec_eval's lines are split on whitespace, so a query id holding any is refused (`trec_id`).
+    """
     sums = [m.spec.aggregate == "sum" for m in results.measures]
     lines = []
     if per_query:
         for qid, row in zip(results.query_ids, results.values.tolist(), strict=True):
             for name, is_sum, v in zip(results.names, sums, row, strict=True):
-                lines.append(f"{name}\t{qid}\t{_trec_number(is_sum, v)}")
+                lines.append(f"{name}\t{trec_id(qid)}\t{_trec_number(is_sum, v)}")
     for (name, v), is_sum in zip(results.aggregate.items(), sums, strict=True):
-        lines.append(f"{name}\tall\t{_trec_number(is_sum, v)}")
+        lines.append(f"{name}\t{AGGREGATE_ID}\t{_trec_number(is_sum, v)}")
     return "\n".join(lines) + "\n"
 
 
@@ -96,7 +124,7 @@ def _groups_jsonl(results: Results) -> str:
     lines = []
     for key, value, n, small, aggregate in _group_rows(results):
         means = {k: (None if math.isnan(v) else v) for k, v in aggregate.items()}
-        row = {"query_id": "all", "tag": key, "value": value, "n": n, "small": small, **means}
+        row = {"query_id": AGGREGATE_ID, "tag": key, "value": value, "n": n, "small": small, **means}
         lines.append(json.dumps(row, ensure_ascii=False) + "\n")
     return "".join(lines)
 
@@ -168,7 +196,7 @@ def table(results: Results, *, per_query: bool = False) -> Any:
         for qid, row in zip(results.query_ids, results.values.tolist(), strict=True):
             t.add_row(qid, *(format_value(v, s) for v, s in zip(row, sums, strict=True)))
         t.add_section()
-        t.add_row("all", *(format_value(v, s) for v, s in zip(results.aggregate.values(), sums, strict=True)))
+        t.add_row(AGGREGATE_ID, *(format_value(v, s) for v, s in zip(results.aggregate.values(), sums, strict=True)))
         return Group(t, footer)
     t = Table(title=title)
     t.add_column("measure")

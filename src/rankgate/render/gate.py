@@ -11,10 +11,11 @@ Metrics bounded by [0, 1] are shown as percentages and their deltas in points; c
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rankgate.gate.github import MARKER
+from rankgate.render.escape import code_span, markdown_text
 
 if TYPE_CHECKING:
     from rankgate.gate.decide import GateOutcome
@@ -64,11 +65,15 @@ def _limits(outcome: GateOutcome, fraction: bool) -> str:
     return ", ".join(parts)
 
 
-def headline(outcome: GateOutcome) -> str:
-    """One line that says what happened to a gate's metric and why it passed or not."""
+def headline(outcome: GateOutcome, *, text: Callable[[str], str] = str) -> str:
+    """One line that says what happened to a gate's metric and why it passed or not.
+
+    ``text`` is applied to the user's words in it (the metric as written, tag names and values):
+    `markdown_text` for the PR comment.
+    """
     g = outcome.gate
     frac = is_fraction(outcome)
-    name = g.label + (f" [{_tag_filter(outcome)}]" if g.tags else "")
+    name = text(g.label) + (f" [{_tag_filter(outcome, text)}]" if g.tags else "")
     limits = _limits(outcome, frac)
     if outcome.delta is not None and outcome.baseline is not None:
         before, after = fmt_value(outcome.baseline, frac), fmt_value(outcome.current_paired, frac)
@@ -79,11 +84,11 @@ def headline(outcome: GateOutcome) -> str:
         else:
             move = f"held at {after}"
         ci = f", {g.confidence:.0%} CI {_fmt_ci(outcome.ci, frac)}" if outcome.ci else ""
-        text = f"{name} {move} ({fmt_delta(outcome.delta, frac)}{ci}; {limits})"
+        line = f"{name} {move} ({fmt_delta(outcome.delta, frac)}{ci}; {limits})"
         if outcome.value is not None and outcome.n_paired < outcome.n_queries:
-            text += f"; {fmt_value(outcome.value, frac)} over all {outcome.n_queries} queries"
+            line += f"; {fmt_value(outcome.value, frac)} over all {outcome.n_queries} queries"
     else:
-        text = f"{name} is {fmt_value(outcome.value, frac)} ({limits})"
+        line = f"{name} is {fmt_value(outcome.value, frac)} ({limits})"
     reasons = []
     if "floor" in outcome.failed:
         reasons.append("below the floor")
@@ -102,22 +107,26 @@ def headline(outcome: GateOutcome) -> str:
             reason += f"; about {outcome.queries_needed} queries would settle it"
         reasons.append(reason)
     if reasons:
-        text += " — " + "; ".join(reasons)
-    return f"{ICONS[outcome.status]} {text}"
+        line += " — " + "; ".join(reasons)
+    return f"{ICONS[outcome.status]} {line}"
 
 
-def _tag_filter(outcome: GateOutcome) -> str:
+def _tag_filter(outcome: GateOutcome, text: Callable[[str], str] = str) -> str:
     tags = outcome.gate.tags or {}
-    return ", ".join(f"{k}={'|'.join(v)}" for k, v in tags.items())
+    return ", ".join(f"{text(k)}={'|'.join(text(x) for x in v)}" for k, v in tags.items())
 
 
 def markdown(report: GateReport, *, key: str = "default") -> str:
-    """The PR comment: verdict, headlines, a table of gates and measures, the worst tags."""
+    """The PR comment: verdict, headlines, a table of gates and measures, the worst tags.
+
+    Every name, tag, run name and note in it is the user's text and renders literally
+    (`markdown_text`, or a `code_span`): no image, link or @-mention comes from it.
+    """
     lines = [
         f"### {ICONS[report.verdict]} rankgate: retrieval quality gate {VERDICT_WORDS[report.verdict]}",
         "",
     ]
-    lines += [f"- {_cell(headline(o))}" for o in report.outcomes]
+    lines += [f"- {headline(o, text=markdown_text)}" for o in report.outcomes]
     lines += ["", *_gate_table(report.outcomes)]
     breakdown = _tag_rows(report)
     if breakdown:
@@ -160,7 +169,7 @@ def _gate_table(outcomes: Sequence[GateOutcome]) -> list[str]:
     rows = ["| " + " | ".join(GATE_HEADERS) + " |", "|---|---|---:|---:|---:|---|---:|---:|---:|---|"]
     for o in outcomes:
         cells = _gate_cells(o)
-        cells[0], cells[1] = _cell(cells[0]), f"`{cells[1]}`"
+        cells[0], cells[1] = markdown_text(cells[0]), code_span(cells[1])
         rows.append("| " + " | ".join(cells) + " |")
     return rows
 
@@ -195,7 +204,7 @@ def _tag_rows(report: GateReport) -> list[str]:
     out = ["| " + " | ".join(TAG_HEADERS) + " |", "|---|---|---|---:|---:|---:|---:|---|"]
     for r in shown:
         cells = _tag_cells(r)
-        cells[0], cells[1], cells[2] = _cell(cells[0]), _cell(cells[1]), f"`{cells[2]}`"
+        cells[0], cells[1], cells[2] = markdown_text(cells[0]), markdown_text(cells[1]), code_span(cells[2])
         out.append("| " + " | ".join(cells) + " |")
     if len(rows) > len(shown):
         out.append(f"\n{len(rows) - len(shown)} more rows in the JSON output.")
@@ -218,23 +227,24 @@ def _nan(x: Any) -> bool:
 
 
 def _footer(report: GateReport) -> str:
-    bits = [f"run `{_cell(report.run_name)}`", f"{report.current.queries['evaluated']} queries"]
+    bits = [f"run {code_span(report.run_name)}", f"{report.current.queries['evaluated']} queries"]
     if report.baseline_label:
-        bits.append(f"baseline {_cell(report.baseline_label)}")
+        bits.append(f"baseline {_baseline_label(report)}")
     else:
         bits.append("no baseline: floors only")
     if report.stored_id is not None:
         bits.append(f"stored as result {report.stored_id}")
     bits.append(f"qrels `{report.qrels_fingerprint[:12]}`")
-    notes = "".join(f"<br>{_cell(n)}" for n in report.notes)
+    notes = "".join(f"<br>{markdown_text(n)}" for n in report.notes)
     return "<sub>" + " · ".join(bits) + notes + "</sub>"
 
 
-def _cell(text: object) -> str:
-    """Text safe inside a Markdown table cell and inert as HTML."""
-    return (
-        str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|").replace("\n", " ")
-    )
+def _baseline_label(report: GateReport) -> str:
+    """The baseline's label for Markdown: a baseline run's name as code, as the run's; a stored one escaped."""
+    name = (report.baseline.run_name or "baseline") if report.baseline is not None else None
+    if name is not None and report.baseline_label == f"run `{name}`":
+        return f"run {code_span(name)}"
+    return markdown_text(report.baseline_label)
 
 
 def plain_text(report: GateReport) -> str:

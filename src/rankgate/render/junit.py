@@ -5,6 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
+from rankgate.render.escape import xml_text
 from rankgate.render.gate import headline
 
 if TYPE_CHECKING:
@@ -13,7 +14,10 @@ if TYPE_CHECKING:
 
 def junit_xml(report: GateReport) -> str:
     """A ``<testsuite>``: a failed gate is a ``<failure>``; a warning or an inconclusive gate
-    passes with its headline in ``<system-out>`` (JUnit has no "warning" state)."""
+    passes with its headline in ``<system-out>`` (JUnit has no "warning" state).
+
+    Names come from the user: the characters XML 1.0 forbids (control characters) are replaced
+    (`xml_text`) in every attribute and text, so the report stays well-formed."""
     failures = sum(o.counts_as == "fail" for o in report.outcomes)
     suite = ET.Element(
         "testsuite",
@@ -24,10 +28,11 @@ def junit_xml(report: GateReport) -> str:
         skipped="0",
     )
     for outcome in report.outcomes:
-        case = ET.SubElement(suite, "testcase", classname=f"rankgate.{report.run_name}", name=outcome.gate.name)
-        line = headline(outcome)
+        classname = xml_text(f"rankgate.{report.run_name}")
+        case = ET.SubElement(suite, "testcase", classname=classname, name=xml_text(outcome.gate.name))
+        line = xml_text(headline(outcome))
         if outcome.counts_as == "fail":
-            failure = ET.SubElement(case, "failure", message=line, type=outcome.status)
+            failure = ET.SubElement(case, "failure", message=line, type=xml_text(outcome.status))
             failure.text = line
         ET.SubElement(case, "system-out").text = line
     ET.indent(suite)
