@@ -158,3 +158,120 @@ def test_read_commands_read_a_store_in_a_read_only_folder(capsys, tmp_path: Path
         assert (tmp_path / "r.html").stat().st_size > 0
     else:
         assert "bm25" in done.stdout or "default" in done.stdout
+
+
+# -- item 7: resource bounds on options ---------------------------------------------------
+HUGE = 10**12
+
+
+@pytest.mark.parametrize(
+    ("call", "func"),
+    [
+        pytest.param(lambda s: s.bootstrap_ci([0.1, 0.2, 0.4], n_resamples=HUGE), "bootstrap_ci", id="bootstrap_ci"),
+        pytest.param(
+            lambda s: s.bootstrap_ci_columns([[0.1], [0.3]], n_resamples=HUGE), "bootstrap_ci_columns", id="columns"
+        ),
+        pytest.param(lambda s: s.bootstrap_means([[0.1], [0.3]], n_resamples=HUGE), "bootstrap_means", id="means"),
+        pytest.param(
+            lambda s: s.randomization_test([0.1, 0.2], [0.3, 0.1], n_resamples=HUGE),
+            "randomization_test",
+            id="randomization",
+        ),
+        pytest.param(
+            lambda s: s.randomized_tukey_hsd([[0.1, 0.2, 0.3], [0.3, 0.1, 0.2]], n_resamples=HUGE),
+            "randomized_tukey_hsd",
+            id="tukey",
+        ),
+        pytest.param(
+            lambda s: s.paired_summary([[0.1], [0.2]], [[0.3], [0.1]], n_resamples=HUGE),
+            "bootstrap_ci_columns",
+            id="summary",
+        ),
+    ],
+)
+def test_huge_resample_counts_are_a_config_error_naming_the_limit(call, func) -> None:
+    from rankgate import stats
+    from rankgate.errors import ConfigError
+
+    with pytest.raises(ConfigError) as caught:
+        call(stats)
+    assert str(caught.value) == (
+        f"The 'n_resamples' parameter of {func} must be an int between 1 and 10,000,000. Got {HUGE} instead."
+    )
+
+
+def test_ci_with_huge_resamples_is_a_config_error() -> None:
+    import rankgate
+    from rankgate.errors import ConfigError
+
+    results = rankgate.evaluate({"q1": {"d1": 1}, "q2": {"d2": 1}}, {"q1": {"d1": 1.0}}, ["P@1"])
+    with pytest.raises(ConfigError, match="'n_resamples' parameter of bootstrap_ci_columns must be an int between"):
+        results.with_confidence_intervals(n_resamples=HUGE)
+    assert results.ci is None  # nothing half-set
+
+
+def test_compare_with_huge_resamples_exits_2(capsys, tmp_path: Path) -> None:
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    (tmp_path / "bm25.run").write_text(RUN)
+    (tmp_path / "dense.run").write_text(RUN)
+    code, out, err = invoke(
+        capsys, "compare", str(tmp_path / "qrels.txt"), str(tmp_path / "bm25.run"), str(tmp_path / "dense.run"),
+        "-m", "P@2", "--resamples", str(HUGE),
+    )  # fmt: skip
+    assert code == 2 and out == ""
+    assert "'n_resamples' parameter of bootstrap_ci_columns must be an int between 1 and 10,000,000" in err
+    assert "Traceback" not in err
+
+
+@pytest.fixture
+def low_open_file_limit():
+    """This process may open 256 files (restored afterwards)."""
+    resource = pytest.importorskip("resource")
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(256, hard), hard))
+    try:
+        yield min(256, hard)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+@pytest.mark.parametrize(
+    ("partitions", "message"),
+    [
+        pytest.param(
+            "10000000000",
+            "The 'partitions' parameter must be at most 4096 (one file per partition). Got 10000000000 instead.",
+            id="absurd",
+        ),
+        pytest.param(
+            "1000",
+            "The 'partitions' parameter must be at most 192: the out-of-core engine keeps one file open per "
+            "partition while it splits the run, and this process may open 256 files (ulimit -n), 64 of them kept "
+            "for the rest. Got 1000 instead; give fewer partitions or raise the limit (ulimit -n).",
+            id="open-file-limit",
+        ),
+    ],
+)
+def test_partitions_beyond_the_limits_exit_2_before_writing(
+    capsys, tmp_path: Path, low_open_file_limit: int, partitions: str, message: str, monkeypatch
+) -> None:
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    (tmp_path / "bm25.run").write_text(RUN)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    code, out, err = invoke(
+        capsys, "eval", str(tmp_path / "qrels.txt"), str(tmp_path / "bm25.run"), "-m", "P@2", "--partitions", partitions
+    )
+    assert code == 2 and out == ""
+    assert message in err and "Traceback" not in err
+    assert list(scratch.iterdir()) == []
+
+
+def test_the_automatic_partition_count_stays_within_the_open_file_limit(low_open_file_limit: int) -> None:
+    from rankgate.evaluation.engines import open_file_allowance
+
+    assert open_file_allowance() == low_open_file_limit - 64

@@ -35,7 +35,7 @@ from rankgate.stats._common import (
     as_scores,
     check_choice,
     check_fraction,
-    check_int,
+    check_resamples,
     make_rng,
     row_dot,
     rows_per_block,
@@ -109,14 +109,14 @@ def bootstrap_means(deltas: Any, *, n_resamples: int = 10_000, seed: Seed = 0) -
         A float64 matrix of ``n_resamples`` rows and one column per measure.
     """
     d = as_scores(deltas, "deltas", "bootstrap_means", ndim=2, min_rows=1)
-    resamples = check_int(n_resamples, "n_resamples", "bootstrap_means", minimum=1)
+    resamples = check_resamples(n_resamples, "bootstrap_means")
     return _resampled_means(d, resamples, make_rng(seed, STREAM_BOOTSTRAP, "bootstrap_means"))
 
 
 def _interval(
     d: FloatArray, n_resamples: Any, confidence: Any, method: Any, seed: Seed, func: str
 ) -> tuple[FloatArray, FloatArray]:
-    resamples = check_int(n_resamples, "n_resamples", func, minimum=1)
+    resamples = check_resamples(n_resamples, func)
     level = check_fraction(confidence, "confidence", func)
     how = check_choice(method, "method", func, CI_METHODS)
     rng = make_rng(seed, STREAM_BOOTSTRAP, func)
