@@ -649,3 +649,41 @@ def test_single_query_is_legal_where_it_makes_sense():
         assert randomization_test([0.2], [0.5]).p_value == 1.0  # 2 sign vectors, both reach |0.3|
         assert bootstrap_ci([0.3]) == (0.3, 0.3)
         assert randomized_tukey_hsd([[0.1, 0.2, 0.3]], n_resamples=100).p_value.shape == (3, 3)
+
+
+# --------------------------------------------------------------------------- bootstrap at scale (issue 23 item 12)
+
+
+def _lattice_scores(n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    skill = rng.beta(2.0, 3.0, size=n)
+    first = rng.geometric(np.maximum(skill, 0.05))
+    return np.column_stack(
+        [rng.binomial(10, skill) / 10.0, np.where(first <= 10, 1.0 / first, 0.0), rng.binomial(8, skill) / 8.0]
+    )
+
+
+def test_large_lattice_bootstrap_draws_distinct_rows_and_agrees_with_query_resampling(monkeypatch):
+    import rankgate.stats.bootstrap as bootstrap
+
+    d = _lattice_scores(80_000, 3)
+    low, high = bootstrap_ci_columns(d, n_resamples=4000, seed=1)
+    np.testing.assert_array_equal(bootstrap_ci_columns(d, n_resamples=4000, seed=1)[0], low)  # reproducible
+    monkeypatch.setattr(bootstrap, "LARGE_N", 10**9)  # the per-query draws
+    ref_low, ref_high = bootstrap_ci_columns(d, n_resamples=4000, seed=1)
+    assert not np.array_equal(low, ref_low)  # another stream...
+    se = d.std(axis=0, ddof=1) / math.sqrt(len(d))
+    np.testing.assert_array_less(np.abs(low - ref_low), 0.15 * se)  # ...the same distribution
+    np.testing.assert_array_less(np.abs(high - ref_high), 0.15 * se)
+
+
+def test_the_bootstrap_of_a_million_lattice_queries_takes_seconds():
+    import time
+
+    d = _lattice_scores(1_000_000, 4)
+    start = time.perf_counter()
+    low, high = bootstrap_ci_columns(d, n_resamples=10_000, seed=0)
+    elapsed = time.perf_counter() - start
+    assert elapsed < 60, elapsed  # about 3 s; per-query draws took about 270 s
+    mean = d.mean(axis=0)
+    assert ((low < mean) & (mean < high)).all()

@@ -134,7 +134,7 @@ def stored_inputs(
     """The store's baseline and its latest result (of ``branch``/``name``) as eval inputs, baseline first."""
     from rankgate.store.base import open_store
 
-    with open_store(store_url, create=False) as store:
+    with open_store(store_url, read_only=True) as store:
         base = store.baseline(key=baseline_key)
         latest = store.latest(branch=branch, name=name)
         chosen = [r for r in (base, latest) if r is not None]

@@ -30,10 +30,10 @@ DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10", "AP", "P@10")
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 
 
-def _open(store_url: str | None, *, create: bool = False) -> SQLStore:
+def _open(store_url: str | None, *, create: bool = False, read_only: bool = False) -> SQLStore:
     from rankgate.store.base import open_store
 
-    return open_store(store_url, create=create)
+    return open_store(store_url, create=create, read_only=read_only)
 
 
 @click.group("store")
@@ -134,7 +134,7 @@ def list_command(branch: str | None, name: str | None, limit: int, store_url: st
       rankgate store list --branch main --limit 5
       rankgate store list --name dense --format json
     """
-    with _open(store_url) as store:
+    with _open(store_url, read_only=True) as store:
         found = store.list(branch=branch, name=name, limit=limit)
         keys = _baseline_keys(store)
         where = store.url
@@ -163,7 +163,7 @@ def show_command(ref: str, name: str | None, per_query: bool, store_url: str | N
       rankgate store show latest:main --per-query
       rankgate store show baseline --format json
     """
-    with _open(store_url) as store:
+    with _open(store_url, read_only=True) as store:
         result = store.resolve(ref, name=name)
         _show(result, per_query=per_query, fmt=fmt, keys=_baseline_keys(store).get(result.id, []))
 
@@ -215,7 +215,7 @@ def baseline_show_command(key: str, show_all: bool, per_query: bool, store_url: 
       rankgate store baseline show --key nightly --format json
       rankgate store baseline show --all
     """
-    with _open(store_url) as store:
+    with _open(store_url, read_only=True) as store:
         if show_all:
             keys = store.baselines()
             if fmt == "json":

@@ -51,15 +51,18 @@ class Results:
         Queries are resampled with replacement (the same resamples for every measure); count
         measures (summed, not averaged) get no interval.
         """
+        from rankgate.stats._common import check_resamples
         from rankgate.stats.bootstrap import bootstrap_ci_columns
 
-        self.ci = {}
+        check_resamples(n_resamples, "bootstrap_ci_columns")  # also with no query: a bad option fails alike
         if len(self.query_ids) == 0:
             self.ci = {name: None for name in self.names}
             return self
         low, high = bootstrap_ci_columns(self.values, n_resamples=n_resamples, confidence=confidence, seed=seed)
-        for j, m in enumerate(self.measures):
-            self.ci[str(m)] = None if m.spec.aggregate == "sum" else [float(low[j]), float(high[j])]
+        self.ci = {
+            str(m): None if m.spec.aggregate == "sum" else [float(low[j]), float(high[j])]
+            for j, m in enumerate(self.measures)
+        }
         self.settings["ci"] = {
             "method": "bootstrap over queries, percentile",
             "n_resamples": n_resamples,

@@ -120,7 +120,7 @@ def _open(store: Any) -> Any:
         return store
     from rankgate.store.base import open_store  # names the gate extra when SQLAlchemy is missing
 
-    return open_store(store, create=False)
+    return open_store(store, read_only=True)
 
 
 def _point(result: Any) -> HistoryPoint:

@@ -36,6 +36,11 @@ DOT_CHUNK = 8192
 # machine or the memory available), so results depend only on the data and the seed.
 BLOCK_ELEMENTS = 1 << 18
 
+# Most resamples (bootstrap, sign flips, shuffles) one call may draw: past this, a p-value or
+# an interval end changes by less than its rounding, and the work (and the bootstrap's matrix
+# of resampled means) grows without bound. 10**12 would run for days or exhaust memory.
+MAX_RESAMPLES = 10_000_000
+
 
 def describe(value: Any) -> str:
     """Say what ``value`` is, for the "Got ... instead." part of an error message."""
@@ -91,11 +96,18 @@ def as_pair(a: Any, b: Any, func: str, *, min_rows: int) -> tuple[FloatArray, Fl
     return a_arr, b_arr
 
 
-def check_int(value: Any, name: str, func: str, *, minimum: int) -> int:
-    """Return ``value`` as an int >= ``minimum`` (bools are refused)."""
+def check_int(value: Any, name: str, func: str, *, minimum: int, maximum: int | None = None) -> int:
+    """Return ``value`` as an int >= ``minimum`` (and <= ``maximum`` when given; bools are refused)."""
     if isinstance(value, bool) or not isinstance(value, Integral) or value < minimum:
         fail(name, func, f"an int >= {minimum}", value, data=False)
+    if maximum is not None and int(value) > maximum:
+        fail(name, func, f"an int between {minimum} and {maximum:,}", value, data=False)
     return int(value)
+
+
+def check_resamples(value: Any, func: str) -> int:
+    """Return ``n_resamples`` as an int between 1 and `MAX_RESAMPLES`."""
+    return check_int(value, "n_resamples", func, minimum=1, maximum=MAX_RESAMPLES)
 
 
 def check_fraction(value: Any, name: str, func: str) -> float:

@@ -35,7 +35,7 @@ from rankgate.stats._common import (
     Seed,
     as_pair,
     as_scores,
-    check_int,
+    check_resamples,
     make_rng,
     round_off,
     row_dot,
@@ -199,7 +199,7 @@ def randomization_test_columns(deltas: Any, *, n_resamples: int = 10_000, seed: 
 
 def _randomization(d: FloatArray, n_resamples: Any, seed: Seed, func: str) -> ColumnTestResult:
     n, m = d.shape
-    resamples = check_int(n_resamples, "n_resamples", func, minimum=1)
+    resamples = check_resamples(n_resamples, func)
     rng = make_rng(seed, STREAM_RANDOMIZATION, func)
     d_t = np.ascontiguousarray(d.T)
     observed = d.sum(axis=0)

@@ -35,7 +35,7 @@ from rankgate.stats._common import (
     FloatArray,
     Seed,
     as_scores,
-    check_int,
+    check_resamples,
     make_rng,
     round_off,
     rows_per_block,
@@ -88,7 +88,7 @@ def randomized_tukey_hsd(scores: Any, *, n_resamples: int = 10_000, seed: Seed =
             f"The 'scores' parameter of {func} must have one column per system, at least 2. "
             f"Got an array of shape {x.shape} instead."
         )
-    resamples = check_int(n_resamples, "n_resamples", func, minimum=1)
+    resamples = check_resamples(n_resamples, func)
     rng = make_rng(seed, STREAM_TUKEY, func)
     sums = x.sum(axis=0)
     observed = np.abs(sums[None, :] - sums[:, None])

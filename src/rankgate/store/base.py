@@ -79,20 +79,27 @@ class ResultStore(Protocol):
     def close(self) -> None: ...
 
 
-def open_store(url_or_path: str | os.PathLike[str] | None = None, *, create: bool = True) -> SQLStore:
+def open_store(
+    url_or_path: str | os.PathLike[str] | None = None, *, create: bool = True, read_only: bool = False
+) -> SQLStore:
     """Open (and create or migrate, if needed) the results store.
 
     Args:
         url_or_path: None for ``$RANKGATE_STORE`` or else ``.rankgate/results.db``; a path or
             ``sqlite:///path.db``; ``:memory:``; or ``postgresql://user:password@host:5432/db``.
         create: create a missing SQLite file (and its folder). With False, a missing file
-            is an `InputError` (for commands that only read).
+            is an `InputError`.
+        read_only: open it for reading only (implies ``create=False``): nothing is created
+            or migrated, SQLite's journal mode is left as it is, a database that holds no
+            rankgate schema is an `InputError`, writes raise `BackendError`, and a store in a
+            folder this process cannot write can be read. For commands that only read.
 
     Returns:
         The store; close it with ``close()`` or use it as a context manager.
 
     Raises:
-        InputError: a malformed location, or a missing file with ``create=False``.
+        InputError: a malformed location, a missing file with ``create=False`` or
+            ``read_only``, or (``read_only``) a database without rankgate's schema.
         BackendError: the database cannot be reached or read, or its schema is newer.
     """
     from rankgate._version import __version__
@@ -103,7 +110,7 @@ def open_store(url_or_path: str | os.PathLike[str] | None = None, *, create: boo
         if path.is_dir():
             raise InputError(f"store path {path} is a directory; give a file such as {path / 'results.db'}")
         if not path.exists():
-            if not create:
+            if not create or read_only:
                 raise InputError(
                     f"no results store at {path} (it is created by the first `rankgate store add` "
                     f"or `rankgate gate`; set --store or ${STORE_ENV} to use another)"
@@ -114,4 +121,4 @@ def open_store(url_or_path: str | os.PathLike[str] | None = None, *, create: boo
                 raise InputError(f"cannot create the folder of store {path} ({e.strerror})") from None
     from rankgate.store.sql import SQLStore
 
-    return SQLStore(location, rankgate_version=__version__)
+    return SQLStore(location, rankgate_version=__version__, read_only=read_only)

@@ -10,8 +10,10 @@ Accepted locations:
 
 SQLite connections run in WAL mode with a busy timeout, and every write transaction starts
 with ``BEGIN IMMEDIATE`` (it takes the write lock first, then waits its turn), so several
-processes can add to one file at once. Passwords never appear in `StoreLocation.display`
-or in any error message.
+processes can add to one file at once. A store opened read-only (``read_only=True``) is
+opened with SQLite's ``mode=ro``: no table is created and the journal mode is left as it
+is, so reading another program's file cannot change it. Passwords never appear in
+`StoreLocation.display` or in any error message.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import contextlib
 import os
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -131,8 +133,13 @@ def _sqlalchemy() -> Any:
     return require("sqlalchemy", "gate", purpose="the results store")
 
 
-def create_engine(location: StoreLocation) -> Engine:
+def create_engine(location: StoreLocation, *, read_only: bool = False) -> Engine:
     """An engine for ``location``; nothing is connected yet.
+
+    Args:
+        location: where the store is.
+        read_only: connect so that nothing can be written (SQLite: ``mode=ro``, no switch to
+            WAL; PostgreSQL: read-only transactions).
 
     Raises:
         BackendError: the database driver is not installed.
@@ -147,18 +154,47 @@ def create_engine(location: StoreLocation) -> Engine:
             connect_args={"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "rankgate"},
             pool_pre_ping=True,
             json_serializer=plain_json,
+            execution_options={"postgresql_readonly": True} if read_only else {},
         )
     from sqlalchemy.pool import StaticPool
 
     memory = location.path is None
+    options: dict[str, Any] = {"poolclass": StaticPool} if memory else {}
+    if read_only and location.path is not None:
+        options["creator"] = _read_only_connector(location.path)
     engine = sa.create_engine(
         location.url,
         connect_args={"timeout": BUSY_TIMEOUT_S, "check_same_thread": False},
         json_serializer=plain_json,
-        **({"poolclass": StaticPool} if memory else {}),
+        **options,
     )
-    _sqlite_transactions(engine, wal=not memory)
+    _sqlite_transactions(engine, wal=not memory and not read_only, read_only=read_only)
     return engine
+
+
+def _read_only_connector(path: Path) -> Callable[[], Any]:
+    """Open ``path`` with SQLite's ``mode=ro``: nothing created, nothing written, journal mode kept.
+
+    A WAL file needs its ``-shm`` file even to be read. In a folder this process cannot
+    write, where the ``-shm`` file cannot be made, the file is read as ``immutable``
+    (a snapshot without locks): there no writer can add a ``-wal`` file either.
+    """
+    import sqlite3
+
+    uri = path.absolute().as_uri() + "?mode=ro"
+
+    def connect() -> sqlite3.Connection:
+        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA schema_version").fetchone()  # reads the header: WAL needs the -shm here
+        except sqlite3.OperationalError as e:
+            conn.close()
+            if "readonly" not in str(e) and "unable to open" not in str(e):
+                raise
+            conn = sqlite3.connect(uri + "&immutable=1", uri=True, timeout=BUSY_TIMEOUT_S, check_same_thread=False)
+        return conn
+
+    return connect
 
 
 def _switch_to_wal(cursor: Any) -> None:
@@ -185,7 +221,7 @@ def _switch_to_wal(cursor: Any) -> None:
             pause = min(pause * 2, 0.5)
 
 
-def _sqlite_transactions(engine: Engine, *, wal: bool) -> None:
+def _sqlite_transactions(engine: Engine, *, wal: bool, read_only: bool = False) -> None:
     """Take over SQLite's transaction handling: WAL, busy timeout, BEGIN IMMEDIATE for writes."""
     from sqlalchemy import event
 
@@ -196,6 +232,8 @@ def _sqlite_transactions(engine: Engine, *, wal: bool) -> None:
         try:
             cursor.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
             cursor.execute("PRAGMA foreign_keys = ON")
+            if read_only:  # also for an in-memory store: refuse writes the same way
+                cursor.execute("PRAGMA query_only = ON")
             if wal:
                 _switch_to_wal(cursor)
         finally:

@@ -38,12 +38,15 @@ class SQLStore:
 
     Use `rankgate.store.base.open_store` to get one. Every write is one transaction; SQLite
     writers queue on the file's lock (busy timeout), so concurrent processes all land.
+    Opened with ``read_only=True``, it changes nothing: a database without rankgate's schema
+    is refused, and every write raises a `BackendError`.
     """
 
-    def __init__(self, location: StoreLocation, *, rankgate_version: str) -> None:
+    def __init__(self, location: StoreLocation, *, rankgate_version: str, read_only: bool = False) -> None:
         self.location = location
         self.url = location.display
-        self._engine = create_engine(location)
+        self.read_only = read_only
+        self._engine = create_engine(location, read_only=read_only)
         self._closed = False
         # Tests set this to act (sleep, crash) inside a write transaction, before it commits.
         self._before_commit: Callable[[], None] | None = None
@@ -56,6 +59,8 @@ class SQLStore:
     def _open_schema(self, rankgate_version: str) -> int:
         with self._read("open the store") as conn:
             found = read_version(conn)
+            if self.read_only:
+                _check_readable(found, self.url)
             if found is not None and found >= store_schema.SCHEMA_VERSION:
                 # Up to date (or newer: refused). Only reads, so opening never waits for a writer.
                 return ensure_schema(conn, self.url, rankgate_version=rankgate_version)
@@ -70,6 +75,8 @@ class SQLStore:
         """One transaction; database errors become a `BackendError` saying what failed."""
         if self._closed:
             raise BackendError(f"results store {self.url} is closed")
+        if write and self.read_only:
+            raise BackendError(f"results store {self.url} was opened read-only: cannot {action}")
         with backend_errors(self.location, action), self._engine.connect() as conn:
             if write:
                 conn.execution_options(**{WRITE_OPTION: True})  # SQLite: BEGIN IMMEDIATE
@@ -363,6 +370,20 @@ class SQLStore:
     @staticmethod
     def _from_db_time(when: datetime) -> datetime:
         return when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when.astimezone(timezone.utc)
+
+
+def _check_readable(found: int | None, where: str) -> None:
+    """Refuse, without changing it, a database a read-only opening cannot use as it is."""
+    if found is None:
+        raise InputError(
+            f"{where}: holds no rankgate results store (no {store_schema.meta_table.name} table with a "
+            "schema_version); left unchanged. Give the store that `rankgate store add` or `rankgate gate` wrote"
+        )
+    if found < store_schema.SCHEMA_VERSION:
+        raise BackendError(
+            f"the store {where} has schema version {found}, older than this rankgate's "
+            f"({store_schema.SCHEMA_VERSION}): a command that writes (rankgate store add) upgrades it"
+        )
 
 
 def _check_id(rid: Any) -> int:

@@ -91,6 +91,51 @@ class Engine(Protocol):
         ...
 
 
+# Most query partitions one evaluation may use: each is a file (or a Ray task); 4096 split any
+# run finely enough, and an absurd count (10**10) would fill the disk with empty files.
+MAX_PARTITIONS = 4096
+# File descriptors left for everything but the partition files (the run, the qrels, Python, SQLite).
+FD_RESERVE = 64
+
+
+def open_file_allowance() -> int:
+    """How many partition files this process may keep open at once (its open-file limit less `FD_RESERVE`)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows has no RLIMIT_NOFILE
+        return MAX_PARTITIONS
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return MAX_PARTITIONS
+    return max(1, int(soft) - FD_RESERVE)
+
+
+def check_partitions(partitions: Any, *, files: bool) -> int | None:
+    """``partitions`` as an int in 1..`MAX_PARTITIONS` (and, when each is an open file, within the open-file limit).
+
+    Raises:
+        ConfigError: naming the parameter, the limit and how to raise it.
+    """
+    if partitions is None:
+        return None
+    if isinstance(partitions, bool) or not isinstance(partitions, int) or partitions < 1:
+        raise ConfigError(f"The 'partitions' parameter must be an int >= 1. Got {partitions!r} instead.")
+    if partitions > MAX_PARTITIONS:
+        raise ConfigError(
+            f"The 'partitions' parameter must be at most {MAX_PARTITIONS} (one file per partition). "
+            f"Got {partitions} instead."
+        )
+    allowed = open_file_allowance()
+    if files and partitions > allowed:
+        raise ConfigError(
+            f"The 'partitions' parameter must be at most {allowed}: the out-of-core engine keeps one file open per "
+            f"partition while it splits the run, and this process may open {allowed + FD_RESERVE} files (ulimit -n), "
+            f"{FD_RESERVE} of them kept for the rest. Got {partitions} instead; give fewer partitions or raise the "
+            "limit (ulimit -n)."
+        )
+    return partitions
+
+
 def check_ray_address(engine: str | None, address: str | None) -> None:
     """A Ray address is only for the Ray engine (``--ray-address needs --engine ray``)."""
     if address is not None and engine != "ray":
@@ -112,8 +157,7 @@ def make_engine(
         message = f"The 'engine' parameter must be one of {ENGINES}. Got {engine!r} instead."
         raise ConfigError(message, key_path="engine")
     check_ray_address(engine, ray_address)
-    if partitions is not None and (isinstance(partitions, bool) or not isinstance(partitions, int) or partitions < 1):
-        raise ConfigError(f"The 'partitions' parameter must be an int >= 1. Got {partitions!r} instead.")
+    check_partitions(partitions, files=engine != "ray")
     if engine == "ray":
         from rankgate.evaluation.engines.ray import OnRay
 

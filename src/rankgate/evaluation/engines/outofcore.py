@@ -24,7 +24,7 @@ import pyarrow as pa
 from rankgate.core.run import Run
 from rankgate.errors import ConfigError, InputError
 from rankgate.evaluation.driver import evaluate_in_memory
-from rankgate.evaluation.engines import Job, refuse_shards
+from rankgate.evaluation.engines import MAX_PARTITIONS, Job, check_partitions, open_file_allowance, refuse_shards
 from rankgate.evaluation.engines.local import InMemory
 from rankgate.evaluation.engines.partition import (
     Partitions,
@@ -45,7 +45,6 @@ from rankgate.measures.registry import Measure
 BYTES_PER_ROW = 160
 TEXT_BYTES_PER_LINE = 40  # a typical TREC run line
 COMPRESSION_RATIO = 6  # a guess for gzip/zstd text, used only to choose the partition count
-MAX_PARTITIONS = 4096
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "g": 1 << 30, "gb": 1 << 30}
 
 
@@ -105,11 +104,13 @@ class OutOfCore:
 
     def evaluate(self, job: Job, run: Any, *, name: str | None = None, run_format: str | None = None) -> Results:
         refuse_shards(run)
+        check_partitions(self.partitions, files=True)
         budget = parse_memory(self.memory or "2GB")
         rows = job.qrels.num_rows + (estimated_rows(run) if isinstance(run, str | os.PathLike) else 0)
         if not isinstance(run, str | os.PathLike) or (self.when_larger and rows * BYTES_PER_ROW <= budget):
             return InMemory().evaluate(job, run, name=name, run_format=run_format)
-        n = self.partitions or int(min(MAX_PARTITIONS, max(1, 4 * math.ceil(rows * BYTES_PER_ROW / budget))))
+        most = min(MAX_PARTITIONS, open_file_allowance())
+        n = self.partitions or int(min(most, max(1, 4 * math.ceil(rows * BYTES_PER_ROW / budget))))
         rfmt = stream_format(run, run_format)
         show = sys.stderr.isatty() if self.progress is None else self.progress
         qrels = split_qrels(job.qrels, n)
