@@ -108,3 +108,48 @@ def test_a_warning_gate_matching_no_query_only_warns(capsys, tmp_path):
 def test_on_no_queries_is_checked(tmp_path):
     with pytest.raises(ConfigError, match=r"defaults\.on_no_queries"):
         load_config({"defaults": {"on_no_queries": "maybe"}, "gates": [{"name": "mrr", "threshold": 0.5}]})
+
+
+# ---------------------------------------------------------------------------------------------
+# A stored baseline evaluated with other settings (issue 23 item 3)
+# ---------------------------------------------------------------------------------------------
+SIMPLE = "gates:\n  - name: retrieval_recall_at_5\n    threshold: 0.1\n    regression_max: 0.03\n"
+
+
+@pytest.mark.parametrize(
+    ("settings", "named"),
+    [
+        ("settings:\n  judged_only: true\n", "judged_only: False in the baseline, True here"),
+        ("settings:\n  queries: intersection\n", "queries: 'qrels' in the baseline, 'intersection' here"),
+        ("settings:\n  empty: skip\n", "empty: 'zero' in the baseline, 'skip' here"),
+    ],
+)
+def test_a_baseline_evaluated_with_other_settings_is_refused_unless_allowed(capsys, tmp_path, settings, named):
+    # (rel needs no case here: it is part of the measure's name, R(rel=2)@5, which the baseline lacks)
+    from rankgate.store.base import open_store
+
+    code, _, err, db = _gate_cli(capsys, tmp_path, SIMPLE)
+    assert code == 0, err
+    with open_store(str(db)) as store:
+        store.set_baseline(store.list()[0].id)
+    code, out, err, _ = _gate_cli(capsys, tmp_path, settings + SIMPLE)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "other settings" in err and named in err and "--allow-settings-change" in err
+    with open_store(str(db)) as store:
+        assert len(store.list()) == 1  # refused before recording
+    code, out, err, _ = _gate_cli(capsys, tmp_path, settings + SIMPLE, "--allow-settings-change", "--format", "json")
+    assert code in (0, 1), err
+    notes = json.loads(out)["notes"]
+    assert any("other settings" in n and named in n and "compared anyway" in n for n in notes), notes
+
+
+def test_a_baseline_with_the_same_settings_has_no_settings_note(capsys, tmp_path):
+    from rankgate.store.base import open_store
+
+    text = "settings:\n  judged_only: true\n" + SIMPLE
+    _gate_cli(capsys, tmp_path, text)
+    with open_store(str(tmp_path / "results.db")) as store:
+        store.set_baseline(store.list()[0].id)
+    code, out, err, _ = _gate_cli(capsys, tmp_path, text, "--format", "json")
+    assert code == 0, err
+    assert not any("settings" in n for n in json.loads(out)["notes"])
