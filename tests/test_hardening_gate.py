@@ -8,6 +8,8 @@ and that nothing else changed (no store written, nothing on stdout).
 from __future__ import annotations
 
 import json
+import re
+import time
 from pathlib import Path
 
 import pytest
@@ -153,3 +155,106 @@ def test_a_baseline_with_the_same_settings_has_no_settings_note(capsys, tmp_path
     code, out, err, _ = _gate_cli(capsys, tmp_path, text, "--format", "json")
     assert code == 0, err
     assert not any("settings" in n for n in json.loads(out)["notes"])
+
+
+# ---------------------------------------------------------------------------------------------
+# YAML that expands without bound (issue 23 item 4)
+# ---------------------------------------------------------------------------------------------
+def alias_bomb(levels: int, width: int = 9) -> str:
+    """``levels`` nested aliases, each ``width`` times the one before: width**levels values."""
+    lines = ["a0: &a0 [" + ", ".join(["lol"] * width) + "]"]
+    for i in range(1, levels + 1):
+        lines.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * width) + "]")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("levels", [6, 10])
+@pytest.mark.parametrize("where", ["threshold", "name", "tags"])
+def test_an_alias_bomb_in_a_gate_config_is_refused_fast(capsys, tmp_path, levels, where):
+    bomb = alias_bomb(levels)
+    text = bomb + f"gates:\n  - name: mrr\n    threshold: 0.5\n    {where}: *a{levels}\n"
+    text = text.replace("    threshold: 0.5\n    threshold:", "    threshold:")
+    assert len(text) < 1_000
+    start = time.monotonic()
+    code, out, err, db = _gate_cli(capsys, tmp_path, text)
+    assert time.monotonic() - start < 10
+    assert code == 2 and out == "" and err.count("\n") == 1 and len(err) < 400
+    assert "expands to more than 100,000 values" in err
+    assert re.search(r"gates\.yaml:\d+: ", err)  # the line where the expansion passed the bound
+    assert not db.exists()
+
+
+def test_aliases_within_the_bound_still_read(tmp_path):
+    path = tmp_path / "gates.yaml"
+    path.write_text("defaults: &d {severity: warning}\ngates:\n  - name: mrr\n    threshold: 0.5\n")
+    assert load_config(path).gates[0].threshold == 0.5
+
+
+def test_a_self_referring_alias_is_refused(tmp_path):
+    path = tmp_path / "gates.yaml"
+    path.write_text("gates: &g\n  - name: mrr\n    threshold: 0.5\n    tags: {t: *g}\n")
+    with pytest.raises(ConfigError, match=r"gates\.yaml:\d+: an alias refers to a value that contains it"):
+        load_config(path)
+
+
+BIG = "x" * 100_000
+LONG_KEY = "k" * 1_000  # YAML's longest plain key is 1,024 characters
+
+
+@pytest.mark.parametrize(
+    ("text", "key_path"),
+    [
+        (f"gates:\n  - name: mrr\n    threshold: '{BIG}'\n", "gates[0].threshold"),
+        (f"gates:\n  - name: mrr\n    threshold: [{', '.join(['1'] * 20_000)}]\n", "gates[0].threshold"),
+        (f"gates:\n  - name: mrr\n    threshold: 0.5\n    severity: {BIG}\n", "gates[0].severity"),
+        (f"gates:\n  - name: {BIG}\n    threshold: 0.5\n", "gates[0].name"),
+        (f"gates:\n  - name: mrr\n    threshold: 0.5\n    {LONG_KEY}: 1\n", "gates[0]"),
+        ("gates:\n  - name: mrr\n    threshold: " + "[" * 3_000 + "]" * 3_000 + "\n", ""),
+        ("seed: " + "9" * 5_000 + "\ngates:\n  - name: mrr\n    threshold: 0.5\n", ""),
+    ],
+    ids=["long-string", "long-list", "long-choice", "long-name", "long-key", "deep", "huge-int"],
+)
+def test_a_message_never_echoes_a_huge_value(capsys, tmp_path, text, key_path):
+    code, out, err, _ = _gate_cli(capsys, tmp_path, text)
+    assert code == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err
+    assert len(err) < 600, err[:1000]
+    assert key_path in err
+
+
+TARGETS_BOMB = alias_bomb(10) + "targets:\n  - metric: MRR\n    min: *a10\n"
+
+
+def test_an_alias_bomb_in_a_targets_file_is_refused_fast(capsys, tmp_path):
+    from rankgate.report.guidance import load_targets
+
+    path = tmp_path / "targets.yaml"
+    path.write_text(TARGETS_BOMB)
+    start = time.monotonic()
+    with pytest.raises(ConfigError, match=r"targets\.yaml:\d+: the document expands to more than 100,000 values"):
+        load_targets(path)
+    assert time.monotonic() - start < 10
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("targets:\n  - {metric: MRR, min: .nan}\n", ["targets[0].min", "finite", "nan"]),
+        ("targets: {MRR: .inf}\n", ["targets[0].min", "finite"]),
+        ("targets:\n  - {metric: MRR, min: 0.5}\ntargets: {MRR: 0.1}\n", ["targets.yaml:3", "duplicate key 'targets'"]),
+        (f"targets:\n  - {{metric: MRR, min: '{BIG}'}}\n", ["targets[0].min", "..."]),
+        (f"targets:\n  - {{metric: MRR, min: 0.5, {LONG_KEY}: 1}}\n", ["unknown key", "..."]),
+        ("1: x\ntargets: {MRR: 0.5}\nz: 1\n", ["unknown key 1"]),
+    ],
+    ids=["nan", "inf", "duplicate", "long-value", "long-key", "mixed-keys"],
+)
+def test_a_targets_file_that_cannot_hold_is_refused(tmp_path, text, expected):
+    from rankgate.report.guidance import load_targets
+
+    path = tmp_path / "targets.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as e:
+        load_targets(path)
+    message = str(e.value)
+    assert len(message) < 600
+    for fragment in expected:
+        assert fragment in message, message

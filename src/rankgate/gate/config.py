@@ -28,7 +28,7 @@ from rankgate.errors import ConfigError, MeasureError
 from rankgate.evaluation.settings import CHOICES, Settings
 from rankgate.evaluation.settings import DEFAULTS as DEFAULT_SETTINGS
 from rankgate.evaluation.settings import NAMES as SETTING_NAMES
-from rankgate.io.yaml import brief, load_yaml
+from rankgate.io.yaml import brief, cut, load_yaml
 from rankgate.measures.parse import parse_measure
 from rankgate.measures.registry import Measure
 
@@ -206,7 +206,8 @@ def _key_path(loc: tuple[Any, ...]) -> str:
         elif part in ("str", "list[str]"):  # pydantic names the union member it tried; not a key
             continue
         else:
-            out += f".{part}" if out else str(part)
+            part = cut(str(part))  # a key can be 1,024 characters long: never echo it whole
+            out += f".{part}" if out else part
     return out
 
 

@@ -76,9 +76,8 @@ def load_yaml(text: str, source: str | None) -> Any:
         return loader.construct_document(node)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
-        where = f"{source}:{mark.line + 1}" if mark is not None and source else source
-        problem = getattr(e, "problem", None) or str(e)
-        raise ConfigError(f"not valid YAML: {cut(str(problem), 200)}", source=where) from None
+        problem = cut(str(getattr(e, "problem", None) or e), 200)
+        raise YAMLSyntaxError(problem, line=mark.line + 1 if mark is not None else None, source=source) from None
     except ConfigError:
         raise
     except RecursionError:
@@ -87,6 +86,15 @@ def load_yaml(text: str, source: str | None) -> Any:
         raise ConfigError(f"not valid YAML: {cut(str(e), 200)}", source=source) from None
     finally:
         loader.dispose()
+
+
+class YAMLSyntaxError(ConfigError):
+    """The text is not valid YAML; ``line`` (1-based, when known) and ``problem`` let a caller word it."""
+
+    def __init__(self, problem: str, *, line: int | None, source: str | None) -> None:
+        self.problem, self.line = problem, line
+        where = f"{source}:{line}" if source and line is not None else source
+        super().__init__(f"not valid YAML: {problem}", source=where)
 
 
 def _check_size(root: Any, source: str | None) -> None:
