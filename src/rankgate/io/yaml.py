@@ -66,9 +66,10 @@ def load_yaml(text: str, source: str | None) -> Any:
     rankgate.errors.ConfigError: f.yaml:2: duplicate key 'a' (first at line 1); a later value would silently replace it
     """
     yaml = require("yaml", "gate", purpose="reading YAML configs")
-    loader = _loader_class(yaml)(text)
-    loader.rankgate_source = source
+    loader = None
     try:
+        loader = _loader_class(yaml)(text)  # reads the stream: a control character is refused here
+        loader.rankgate_source = source
         node = loader.get_single_node()
         if node is None:
             return None
@@ -85,7 +86,8 @@ def load_yaml(text: str, source: str | None) -> Any:
     except ValueError as e:  # e.g. an integer with more digits than Python converts
         raise ConfigError(f"not valid YAML: {cut(str(e), 200)}", source=source) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 class YAMLSyntaxError(ConfigError):
