@@ -186,8 +186,21 @@ def test_an_alias_bomb_in_a_gate_config_is_refused_fast(capsys, tmp_path, levels
 
 def test_aliases_within_the_bound_still_read(tmp_path):
     path = tmp_path / "gates.yaml"
-    path.write_text("defaults: &d {severity: warning}\ngates:\n  - name: mrr\n    threshold: 0.5\n")
-    assert load_config(path).gates[0].threshold == 0.5
+    path.write_text(
+        "x-base: &base {threshold: 0.5, severity: warning}\n"
+        "gates:\n  - {<<: *base, name: mrr}\n  - {<<: *base, name: ndcg_at_10, severity: error}\n"
+    )
+    with pytest.raises(ConfigError, match="x-base"):  # unknown top-level key: aliases are read, keys still checked
+        load_config(path)
+    path.write_text(
+        "defaults: &d {severity: warning}\n"
+        "gates:\n  - &g {name: mrr, threshold: 0.5}\n  - {<<: *g, name: ndcg_at_10, threshold: 0.25}\n"
+    )
+    cfg = load_config(path)  # a key after a merge (<<) overrides the merged one: not a duplicate
+    assert [(g.name, g.threshold, g.severity) for g in cfg.gates] == [
+        ("mrr", 0.5, "warning"),
+        ("ndcg_at_10", 0.25, "warning"),
+    ]
 
 
 def test_a_self_referring_alias_is_refused(tmp_path):

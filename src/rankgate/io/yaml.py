@@ -147,9 +147,10 @@ def _loader_class(yaml: Any) -> type:
 
         def construct_mapping(self, node: Any, deep: bool = False) -> Any:
             if isinstance(node, yaml.MappingNode):
-                self.flatten_mapping(node)
                 first: dict[Any, int] = {}
-                for key_node, _ in node.value:
+                for key_node, _ in node.value:  # the keys as written: a key may override one merged in (<<: *a)
+                    if key_node.tag == "tag:yaml.org,2002:merge":
+                        continue
                     key = self.construct_object(key_node, deep=True)
                     try:
                         seen = first.get(key)
