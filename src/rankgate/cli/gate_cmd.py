@@ -31,6 +31,7 @@ FORMATS = ("text", "markdown", "json", "junit")
 @store_option(dest="store")
 @click.option("--no-record", is_flag=True, help="Do not add this evaluation to the store.")
 @click.option("--allow-qrels-change", is_flag=True, help="Compare with a baseline evaluated on other qrels.")
+@click.option("--allow-settings-change", is_flag=True, help="Compare with a baseline evaluated with other settings.")
 @allow_disjoint_option
 @click.option("--tags", "tags_path", type=click.Path(dir_okay=False), help="Query tags (qid -> tags) file.")
 @click.option("--name", help="Name of the run (default: the file stem).")
@@ -56,6 +57,7 @@ def gate_command(
     store: str | None,
     no_record: bool,
     allow_qrels_change: bool,
+    allow_settings_change: bool,
     allow_disjoint: bool,
     tags_path: str | None,
     name: str | None,
@@ -112,6 +114,7 @@ def gate_command(
         store=store,
         record=not no_record,
         allow_qrels_change=allow_qrels_change,
+        allow_settings_change=allow_settings_change,
         tags=tags,
         run_name=name,
         qrels_format=qrels_format,

@@ -8,7 +8,11 @@ A minimal file::
         regression_max: 0.03          # largest allowed drop against the baseline (3 points)
         severity: error               # error blocks the merge; warning only reports
 
-Errors name the file and the key path (``gates[1].threshold``) and exit 2.
+Errors name the file and the key path (``gates[1].threshold``) and exit 2. Numbers must be
+finite numbers written as numbers (``.nan``, ``'0.8'`` or ``no`` are refused, not read as a
+value), a key given twice is refused with its line, and YAML aliases that expand past a bound
+are refused (`rankgate.io.yaml`). A gate that matches no query fails unless it says otherwise
+(``on_no_queries: warn`` or ``pass``).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from rankgate.errors import ConfigError, MeasureError
 from rankgate.evaluation.settings import CHOICES, Settings
 from rankgate.evaluation.settings import DEFAULTS as DEFAULT_SETTINGS
 from rankgate.evaluation.settings import NAMES as SETTING_NAMES
+from rankgate.io.yaml import brief, cut, load_yaml
 from rankgate.measures.parse import parse_measure
 from rankgate.measures.registry import Measure
 
@@ -33,7 +38,8 @@ Severity = Literal["error", "warning"]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: no "0.8" -> 0.8, no False -> 0, no 2.0 -> 2; finite: a NaN floor is a gate that cannot fail.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
 
 class GateDefaults(_Strict):
@@ -41,6 +47,7 @@ class GateDefaults(_Strict):
 
     mode: Mode = "mean"
     on_inconclusive: Outcome = "warn"
+    on_no_queries: Outcome = "fail"
     severity: Severity = "error"
     min_queries: int = Field(default=1, ge=1)
     confidence: float = Field(default=0.95, gt=0.5, lt=1.0)
@@ -56,6 +63,7 @@ class GateSpec(_Strict):
     severity: Severity | None = None
     mode: Mode | None = None
     on_inconclusive: Outcome | None = None
+    on_no_queries: Outcome | None = None
     min_queries: int | None = Field(default=None, ge=1)
     tags: dict[str, str | list[str]] | None = None
 
@@ -96,8 +104,8 @@ class GateFile(_Strict):
     settings: EvaluationSettings = EvaluationSettings()  # type: ignore[valid-type]
     tags_file: str | None = None
     baseline_key: str = Field(default="default", min_length=1)
-    seed: int = 0
-    n_resamples: int = Field(default=10_000, ge=100)
+    seed: int = Field(default=0, ge=0, lt=2**63)
+    n_resamples: int = Field(default=10_000, ge=100, le=1_000_000)
     gates: list[GateSpec] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -105,7 +113,7 @@ class GateFile(_Strict):
         seen: set[str] = set()
         for gate in self.gates:
             if gate.name in seen:
-                raise ValueError(f"two gates are named {gate.name!r}; names must differ")
+                raise ValueError(f"two gates are named {brief(gate.name)}; names must differ")
             seen.add(gate.name)
         return self
 
@@ -123,6 +131,7 @@ class Gate(BaseModel):
     severity: Severity
     mode: Mode
     on_inconclusive: Outcome
+    on_no_queries: Outcome = "fail"
     min_queries: int
     confidence: float
     tags: dict[str, tuple[str, ...]] | None
@@ -174,17 +183,7 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any]) -> GateConfi
 
 
 def _parse_yaml(text: str, source: str) -> Any:
-    from rankgate.extras import require
-
-    yaml = require("yaml", "gate", purpose="the gate config")
-
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f"{source}:{mark.line + 1}" if mark is not None else source
-        problem = getattr(e, "problem", None) or str(e)
-        raise ConfigError(f"not valid YAML: {problem}", source=where) from None
+    data = load_yaml(text, source)
     if not isinstance(data, Mapping):
         raise ConfigError("expected a mapping with a 'gates' list at the top", source=source)
     return data
@@ -207,7 +206,8 @@ def _key_path(loc: tuple[Any, ...]) -> str:
         elif part in ("str", "list[str]"):  # pydantic names the union member it tried; not a key
             continue
         else:
-            out += f".{part}" if out else str(part)
+            part = cut(str(part))  # a key can be 1,024 characters long: never echo it whole
+            out += f".{part}" if out else part
     return out
 
 
@@ -219,7 +219,7 @@ def _describe(error: Mapping[str, Any]) -> str:
         return "required key is missing"
     message = str(error.get("msg", "invalid value")).removeprefix("Value error, ")
     if "input" in error and kind not in ("model_type", "dict_type"):
-        message += f" (got {error['input']!r})"
+        message += f" (got {brief(error['input'])})"
     return message
 
 
@@ -238,6 +238,7 @@ def _resolve(spec: GateFile, source: str, *, base: Path) -> GateConfig:
                 severity=g.severity or d.severity,
                 mode=g.mode or d.mode,
                 on_inconclusive=g.on_inconclusive or d.on_inconclusive,
+                on_no_queries=g.on_no_queries or d.on_no_queries,
                 min_queries=g.min_queries or d.min_queries,
                 confidence=d.confidence,
                 tags={k: (v,) if isinstance(v, str) else tuple(v) for k, v in g.tags.items()} if g.tags else None,
@@ -268,7 +269,7 @@ def _metric_of(gate: GateSpec, key: str, source: str) -> tuple[Measure, str]:
     found = metric_from_name(gate.name)
     if found is None:
         raise ConfigError(
-            f"cannot tell the metric from the gate name {gate.name!r}; add 'metric:' (e.g. metric: nDCG@10)",
+            f"cannot tell the metric from the gate name {brief(gate.name)}; add 'metric:' (e.g. metric: nDCG@10)",
             key_path=f"{key}.name",
             source=source,
         )

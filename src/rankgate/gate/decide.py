@@ -12,6 +12,10 @@ A gate checks up to two things:
   how many queries would settle it.
 
 A failed check gives ``fail`` for an ``error`` gate and ``warn`` for a ``warning`` gate.
+
+A gate that matches no query at all (a misspelt tag, a run of other query ids) has nothing to
+decide on: it is inconclusive, and counts as its ``on_no_queries`` (``fail`` unless the config
+says ``warn`` or ``pass``), so a typo cannot turn a gate into one that always passes.
 """
 
 from __future__ import annotations
@@ -55,9 +59,10 @@ class GateOutcome:
     def counts_as(self) -> str:
         """The outcome this gate adds to the verdict: pass, warn or fail."""
         if self.status == "inconclusive":
-            if self.gate.on_inconclusive == "fail" and self.gate.severity == "warning":
+            counts = self.gate.on_no_queries if self.n_queries == 0 else self.gate.on_inconclusive
+            if counts == "fail" and self.gate.severity == "warning":
                 return "warn"
-            return self.gate.on_inconclusive
+            return counts
         return self.status
 
     def to_dict(self) -> dict[str, Any]:
@@ -85,6 +90,7 @@ class GateOutcome:
             "failed": list(self.failed),
             "inconclusive": self.inconclusive,
             "on_inconclusive": g.on_inconclusive,
+            "on_no_queries": g.on_no_queries,
             "queries_needed": self.queries_needed,
             "tags": {k: list(v) for k, v in g.tags.items()} if g.tags else None,
         }
@@ -119,11 +125,19 @@ def decide_gate(
     metric = str(gate.metric)
     queries = select_queries(current.query_ids, gate, tags)
     values = _column(current, metric, queries)
+    if not queries:
+        return GateOutcome(
+            gate=gate,
+            status="inconclusive",
+            value=None,
+            n_queries=0,
+            inconclusive=f"no query matches this gate (on_no_queries: {gate.on_no_queries})",
+        )
     if len(queries) < gate.min_queries:
         return GateOutcome(
             gate=gate,
             status="inconclusive",
-            value=float(values.mean()) if len(values) else None,
+            value=float(values.mean()),
             n_queries=len(queries),
             inconclusive=f"{len(queries)} queries match, fewer than min_queries ({gate.min_queries})",
         )

@@ -77,6 +77,7 @@ def run_gate(
     store: Any = None,
     record: bool = True,
     allow_qrels_change: bool = False,
+    allow_settings_change: bool = False,
     tags: dict[str, dict[str, str]] | None = None,
     run_name: str | None = None,
     qrels_format: str | None = None,
@@ -97,6 +98,8 @@ def run_gate(
             store's baseline for the config's ``baseline_key`` is used when set.
         record: add the evaluated run to ``store``.
         allow_qrels_change: compare with a stored baseline evaluated on other judgments.
+        allow_settings_change: compare with a stored baseline evaluated with other settings
+            (``judged_only``, ``queries``, ``empty``...); the report's notes then say which.
         tags: ``{qid: {tag: value}}`` for tag filters and the breakdown (else ``tags_file``).
         run_name: the name recorded and shown (default: the run's file stem).
         engine: where the runs are evaluated (an `Engine`, or ``"local"`` / ``"ray"``: out of
@@ -130,6 +133,7 @@ def run_gate(
         base_results, base_label, stored = _baseline(cfg, evaluate_run, opened, baseline_run, baseline)
         if stored is not None:
             notes.extend(_check_stored(stored, fingerprint, allow_qrels_change))
+            notes.extend(_check_settings(stored, current.settings, allow_settings_change))
         if base_results is not None:
             base_results = _restrict(base_results, measures, base_label or "baseline")
         outcomes = decide(cfg, current, base_results, tags=tags)
@@ -220,6 +224,34 @@ def _check_stored(stored: Any, fingerprint: str, allow: bool) -> list[str]:
         shown = (stored.qrels_fingerprint or "unknown")[:12]
         return [f"the baseline was evaluated on other qrels ({shown}); compared anyway"]
     return []
+
+
+def _check_settings(stored: Any, settings: dict[str, Any], allow: bool) -> list[str]:
+    """Refuse a stored baseline evaluated with other settings (unless ``allow``; then a note says so).
+
+    The six policies change the numbers themselves (``judged_only`` alone can lift a metric from
+    27% to 81%), so a delta across them is not a regression test.
+    """
+    from rankgate.errors import InputError
+    from rankgate.evaluation.settings import NAMES
+
+    theirs = stored.settings or {}
+    changed = [
+        f"{name}: {theirs[name]!r} in the baseline, {settings.get(name)!r} here"
+        if name in theirs
+        else f"{name}: not recorded in the baseline, {settings.get(name)!r} here"
+        for name in NAMES
+        if name not in theirs or theirs[name] != settings.get(name)
+    ]
+    if not changed:
+        return []
+    if not allow:
+        raise InputError(
+            f"baseline {stored.id} was evaluated with other settings ({'; '.join(changed)}), so its numbers "
+            "are not comparable; record a new baseline with these settings, or pass --allow-settings-change "
+            "to compare anyway"
+        )
+    return [f"the baseline was evaluated with other settings ({'; '.join(changed)}); compared anyway"]
 
 
 def _restrict(results: Results, measures: list[Any], label: str) -> Results:

@@ -22,13 +22,14 @@ True
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from rankgate.errors import ConfigError, MeasureError
-from rankgate.extras import require
+from rankgate.io.yaml import brief, cut
 
 RECALL_FAMILIES = frozenset({"R", "Success", "NumRelRet"})
 JUDGED_LOW = 0.8  # below this Judged@k, scores are notably lower bounds
@@ -94,9 +95,11 @@ def load_targets(source: str | os.PathLike[str] | Mapping[str, Any]) -> list[Tar
         doc = _read_yaml(where)
     if not isinstance(doc, Mapping) or "targets" not in doc:
         raise ConfigError("expected a mapping with a 'targets' list (metric and min per entry)", source=where)
-    extra = sorted(set(doc) - {"targets"})
+    extra = sorted(set(doc) - {"targets"}, key=str)
     if extra:
-        raise ConfigError(f"unknown key {extra[0]!r}; the file holds only 'targets'", key_path=extra[0], source=where)
+        raise ConfigError(
+            f"unknown key {brief(extra[0])}; the file holds only 'targets'", key_path=cut(str(extra[0])), source=where
+        )
     raw = doc["targets"]
     if isinstance(raw, Mapping):
         raw = [{"metric": k, "min": v} for k, v in raw.items()]
@@ -113,17 +116,18 @@ def load_targets(source: str | os.PathLike[str] | Mapping[str, Any]) -> list[Tar
 
 
 def _read_yaml(path: str) -> Any:
-    yaml = require("yaml", "gate", purpose="reading targets")  # PyYAML comes with gate (and bench), not report
     from rankgate.io.source import read_bytes
+    from rankgate.io.yaml import YAMLSyntaxError, load_yaml
 
     try:
-        return yaml.safe_load(read_bytes(path).decode("utf-8-sig"))
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        line = f"line {mark.line + 1}: " if mark is not None else ""
-        raise ConfigError(f"{line}invalid YAML ({getattr(e, 'problem', None) or e})", source=path) from None
+        text = read_bytes(path).decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ConfigError("not UTF-8 text", source=path) from None
+    try:
+        return load_yaml(text, path)  # bounded aliases, no duplicate keys
+    except YAMLSyntaxError as e:
+        line = f"line {e.line}: " if e.line is not None else ""
+        raise ConfigError(f"{line}invalid YAML ({e.problem})", source=path) from None
 
 
 def _target(entry: Any, path: str, where: str | None) -> Target:
@@ -131,10 +135,12 @@ def _target(entry: Any, path: str, where: str | None) -> Target:
 
     if not isinstance(entry, Mapping):
         raise ConfigError("expected a mapping with 'metric' and 'min'", key_path=path, source=where)
-    unknown = sorted(set(entry) - {"metric", "min", "advice"})
+    unknown = sorted(set(entry) - {"metric", "min", "advice"}, key=str)
     if unknown:
         raise ConfigError(
-            f"unknown key {unknown[0]!r} (allowed: metric, min, advice)", key_path=f"{path}.{unknown[0]}", source=where
+            f"unknown key {brief(unknown[0])} (allowed: metric, min, advice)",
+            key_path=f"{path}.{cut(str(unknown[0]))}",
+            source=where,
         )
     label = entry.get("metric")
     if not isinstance(label, str) or not label.strip():
@@ -142,10 +148,12 @@ def _target(entry: Any, path: str, where: str | None) -> Target:
     try:
         metric = str(parse_measure(label))
     except MeasureError as e:
-        raise ConfigError(str(e), key_path=f"{path}.metric", source=where) from None
+        raise ConfigError(cut(str(e), 200), key_path=f"{path}.metric", source=where) from None
     minimum = entry.get("min")
-    if isinstance(minimum, bool) or not isinstance(minimum, int | float):
-        raise ConfigError(f"expected a number. Got {minimum!r} instead.", key_path=f"{path}.min", source=where)
+    if isinstance(minimum, bool) or not isinstance(minimum, int | float) or not math.isfinite(minimum):
+        raise ConfigError(
+            f"expected a finite number. Got {brief(minimum)} instead.", key_path=f"{path}.min", source=where
+        )
     advice = entry.get("advice", ())
     if isinstance(advice, str):
         advice = (advice,)
