@@ -328,3 +328,21 @@ def test_a_message_from_github_loses_its_escape_sequences():
     with pytest.raises(BackendError) as exc:
         post_or_update_comment("x", env=ENV, transport=httpx.MockTransport(handler))
     assert "\x1b" not in str(exc.value) and "Validation [31mFailed[0m" in str(exc.value)
+
+
+def test_cutoffs_csv_defuses_a_formula_like_run_name(capsys, tmp_path):
+    """``cutoffs --format csv`` writes run names through csv_cell and the csv module, like eval."""
+    import csv as csv_module
+    import io as io_module
+
+    from tests.cli_support import invoke
+
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\n")
+    run = tmp_path / "=HYPERLINK(x),y.txt"
+    run.write_text("q1 Q0 d1 1 1.0 t\n")
+    code, out, err = invoke(capsys, "cutoffs", str(qrels), str(run), "-m", "P", "-k", "1", "--format", "csv")
+    assert code == 0, err
+    rows = list(csv_module.reader(io_module.StringIO(out)))
+    assert rows[0] == ["run", "measure", "k=1"]
+    assert rows[1][0] == "'=HYPERLINK(x),y" and rows[1][2] == "1.0"

@@ -84,9 +84,8 @@ def load_plan(path: str | os.PathLike[str]) -> BenchPlan:
     Raises:
         ConfigError: naming the file and the key path of the first problem.
     """
-    from rankgate.bench._deps import require
+    from rankgate.io.yaml import YAMLSyntaxError, load_yaml
 
-    yaml = require("yaml")
     source = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -94,12 +93,11 @@ def load_plan(path: str | os.PathLike[str]) -> BenchPlan:
         raise ConfigError("matrix file not found", source=source) from None
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"cannot read the matrix file ({e})", source=source) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        line = f"line {mark.line + 1}: " if mark is not None else ""
-        raise ConfigError(f"{line}not valid YAML ({getattr(e, 'problem', None) or e})", source=source) from None
+    try:  # the bounded loader: duplicate keys and alias bombs are refused, as in gate configs
+        data = load_yaml(text, source)
+    except YAMLSyntaxError as e:
+        line = f"line {e.line}: " if e.line is not None else ""
+        raise ConfigError(f"{line}not valid YAML ({e.problem})", source=source) from None
     try:
         return plan_from_dict(data, source=source)
     except ConfigError as e:

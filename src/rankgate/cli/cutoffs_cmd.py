@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -82,11 +82,7 @@ def cutoffs_command(
         emit(json.dumps({"cutoffs": cutoffs, "runs": table}, indent=2), output)
         return
     if fmt == "csv":
-        lines = ["run,measure," + ",".join(f"k={k}" for k in cutoffs)]
-        for run, agg in table.items():
-            for family, at_k in rows.items():
-                lines.append(f"{run},{family}," + ",".join(repr(agg[str(m)]) for m in at_k))
-        emit("\n".join(lines) + "\n", output)
+        emit(_csv(table, rows, cutoffs), output)
         return
     from rich.table import Table
 
@@ -118,3 +114,19 @@ def _family(text: str) -> Measure:
     if measure.cutoff is not None:
         raise ConfigError(f"Give measures without a cutoff (e.g. {measure.name}); --k sets them. Got {measure}.")
     raise ConfigError(f"{measure} takes no cutoff, so it cannot be tabulated against k.")
+
+
+def _csv(table: dict[str, Any], rows: dict[str, Any], cutoffs: list[int]) -> str:
+    """One row per run and measure family, a column per cutoff; run names quoted and defused."""
+    import csv
+    import io
+
+    from rankgate.render.escape import csv_cell
+
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["run", "measure", *(f"k={k}" for k in cutoffs)])
+    for run, agg in table.items():
+        for family, at_k in rows.items():
+            writer.writerow([csv_cell(run), family, *(repr(agg[str(m)]) for m in at_k)])
+    return buf.getvalue()
