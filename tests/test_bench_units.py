@@ -434,3 +434,22 @@ def test_the_shipped_example_matrix_loads() -> None:
     assert plan.dataset == "demo" and plan.ks == (10, 100)
     assert [s.name for s in plan.retrievers] == ["bm25", "minilm", "hybrid", "hybrid-w"]
     assert len(plan.indexes) == 1 + 4 + 2 + 1  # exact, the HNSW grid, two IVF-Flat, one IVF-PQ
+
+
+@pytest.mark.extra("bench")
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("matrix:\n  k: [10]\nmatrix:\n  k: [100]\n", r"duplicate key 'matrix'"),
+        (
+            "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+            + "".join(f"{c}: &{c} [{', '.join([f'*{p}'] * 10)}]\n" for p, c in zip("abcdef", "bcdefg", strict=True)),
+            r"expands",
+        ),
+    ],
+)
+def test_matrix_yaml_is_read_by_the_bounded_loader(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        load_plan(path)
