@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from rankgate.errors import InputError
 from rankgate.io import tables, trec
-from rankgate.io.source import BOM, detect_format, open_stream, read_head, sniff_codec
+from rankgate.io.source import BOM, DECOMPRESS_ERRORS, detect_format, local_path, open_stream, read_head, sniff_codec
 
 STREAMED_FORMATS = ("trec", "parquet")
 DEFAULT_BLOCK_BYTES = 1 << 24  # 16 MB of text: about 400,000 run lines
@@ -67,12 +67,15 @@ def _trec_blocks(path: str, kind: str, block_bytes: int) -> Iterator[Block]:
     first_line, carry, any_rows = 1, b"", False
     try:
         while True:
-            chunk = stream.read(block_bytes)
+            try:
+                chunk = stream.read(block_bytes)
+            except DECOMPRESS_ERRORS as e:
+                raise InputError(f"cannot decompress file ({e})", source=path) from None
             if not chunk:
                 data, carry = carry, b""
             else:
                 data = carry + chunk
-                cut = data.rfind(b"\n") + 1
+                cut = _last_line_end(data) + 1
                 if cut == 0:  # one very long line: read on
                     carry = data
                     continue
@@ -89,7 +92,7 @@ def _trec_blocks(path: str, kind: str, block_bytes: int) -> Iterator[Block]:
                     value=parsed.values,
                     where=_line_numbers(data, first_line, len(parsed.values)),
                 )
-            first_line += data.count(b"\n")
+            first_line += trec.count_line_ends(data)
             if not chunk:
                 break
     finally:
@@ -98,12 +101,21 @@ def _trec_blocks(path: str, kind: str, block_bytes: int) -> Iterator[Block]:
         raise InputError(f"file is empty: expected {layout.kind} lines like {layout.hint}", source=path)
 
 
+def _last_line_end(data: bytes) -> int:
+    """Where the last complete line of ``data`` ends (-1: none), as `trec.split_lines` cuts lines.
+
+    A final ``\\r`` may be the first half of a ``\\r\\n`` cut by the read: it waits for the next read.
+    """
+    end = len(data) - 1 if data.endswith(b"\r") else len(data)
+    return max(data.rfind(b"\n", 0, end), data.rfind(b"\r", 0, end))
+
+
 def _line_numbers(data: bytes, first_line: int, rows: int) -> np.ndarray:
     """Line of each parsed row: consecutive unless the block holds blank lines."""
-    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    lines = trec.count_line_ends(data) + (0 if data.endswith((b"\n", b"\r")) else 1)
     if lines == rows:
         return np.arange(first_line, first_line + rows, dtype=np.int64)
-    numbers = [i for i, raw in enumerate(data.split(b"\n"), start=first_line) if raw.strip()]
+    numbers = [i for i, raw in enumerate(trec.split_lines(data), start=first_line) if raw.strip()]
     return np.asarray(numbers[:rows], dtype=np.int64)
 
 
@@ -111,7 +123,7 @@ def _parquet_blocks(path: str, kind: str, block_bytes: int) -> Iterator[Block]:
     import pyarrow.parquet as pq
 
     try:
-        f = pq.ParquetFile(path)
+        f = pq.ParquetFile(local_path(path))
     except (pa.ArrowInvalid, OSError) as e:
         raise InputError(f"cannot read Parquet ({e})", source=path) from None
     names = pa.table({n: pa.array([], type=pa.null()) for n in f.schema_arrow.names})

@@ -44,7 +44,7 @@ def read_run(
         )
     data = read_bytes(path)
     if fmt == "json":
-        mapping = tables.read_json_mapping(data, source)
+        mapping = tables.read_json_mapping(data, source, "score")
         return Run.from_dict(mapping, source=source, name=run_name, duplicates=duplicates)
     table, locate = _table(data, fmt, source)
     return run_from_table(table, source=source, name=run_name, duplicates=duplicates, locate=locate)
@@ -67,7 +67,7 @@ def read_qrels(
         return Qrels(t["qid"], t["docid"], parsed.values, source=source, duplicates=duplicates, locate=parsed.locate)
     data = read_bytes(path)
     if fmt == "json":
-        mapping = tables.read_json_mapping(data, source)
+        mapping = tables.read_json_mapping(data, source, "grade")
         return Qrels.from_dict(mapping, source=source, duplicates=duplicates)
     table, locate = _table(data, fmt, source)
     return qrels_from_table(table, source=source, duplicates=duplicates, locate=locate)
@@ -83,10 +83,11 @@ def _format(path: str | os.PathLike[str], format: str | None) -> str:
 
 def _table(data: bytes, fmt: str, source: str) -> tuple[pa.Table, Locate]:
     if fmt in ("csv", "tsv"):
-        table = tables.read_delimited(data, "," if fmt == "csv" else "\t", source)
+        delimiter = "," if fmt == "csv" else "\t"
+        table = tables.read_delimited(data, delimiter, source)
         if not table.num_rows:  # as an empty TREC file: nothing to evaluate is a mistake, not a 0
             raise InputError("file has a header but no rows", source=source)
-        return table, tables.row_locator(data, source)
+        return table, tables.row_locator(data, delimiter, source)
     if fmt == "parquet":
         table = tables.read_parquet(data, source)
         if not table.num_rows:

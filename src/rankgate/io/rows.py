@@ -15,10 +15,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import pyarrow as pa
-
 from rankgate.errors import InputError
-from rankgate.io.source import BOM, open_stream, sniff_codec
+from rankgate.io.jsontext import loads
+from rankgate.io.source import BOM, DECOMPRESS_ERRORS, open_stream, sniff_codec
 
 Line = tuple[int, str]  # (1-based line number, text without its line ending)
 
@@ -79,7 +78,7 @@ def _raw_lines(path: str | os.PathLike[str]) -> Iterator[bytes]:
         while True:
             try:
                 chunk = f.read(_CHUNK)
-            except (OSError, EOFError, pa.ArrowException) as e:
+            except DECOMPRESS_ERRORS as e:
                 raise InputError(f"cannot decompress {codec} file ({e})", source=str(path)) from None
             if not chunk:
                 break
@@ -111,7 +110,9 @@ def peek(lines: Iterable[Line], count: int = 1) -> tuple[list[Line], Iterator[Li
     return found, itertools.chain(seen, rest)
 
 
-def json_shape(lines: Iterable[Line], id_keys: tuple[str, ...]) -> tuple[str | None, Iterator[Line]]:
+def json_shape(
+    lines: Iterable[Line], id_keys: tuple[str, ...], source: str = "<input>"
+) -> tuple[str | None, Iterator[Line]]:
     """``"jsonl"``, ``"json"`` (one document) or None (not JSON), from the first lines; and the lines again.
 
     Several lines that start with a complete object are JSONL; so is one object that holds an id
@@ -126,7 +127,7 @@ def json_shape(lines: Iterable[Line], id_keys: tuple[str, ...]) -> tuple[str | N
     if not first.startswith("{"):
         return None, lines
     try:
-        obj = json.loads(first)
+        obj = loads(first, source, found[0][0])
     except json.JSONDecodeError:
         return ("jsonl" if first.endswith("}") else "json"), lines
     if len(found) > 1:
@@ -140,7 +141,7 @@ def json_lines(lines: Iterable[Line], source: str, wording: JsonWording = INVALI
         if not text.strip():
             continue
         try:
-            value = json.loads(text)
+            value = loads(text, source, number)
         except json.JSONDecodeError as e:
             message = wording.line.format(msg=e.msg, col=e.colno)
             raise InputError(message, source=source, line=number, text=text) from None
@@ -150,19 +151,36 @@ def json_lines(lines: Iterable[Line], source: str, wording: JsonWording = INVALI
 def json_document(lines: Iterable[Line], source: str, wording: JsonWording = INVALID_JSON) -> Any:
     """The file's lines parsed as one JSON document (an error names the line it is on)."""
     try:
-        return json.loads("\n".join(text for _, text in lines))
+        return loads("\n".join(text for _, text in lines), source)
     except json.JSONDecodeError as e:
         raise InputError(wording.document.format(msg=e.msg, col=e.colno), source=source, line=e.lineno) from None
 
 
-def table_rows(lines: Iterable[Line]) -> tuple[list[str], Iterator[tuple[int, dict[str | None, Any]]]]:
+def table_rows(
+    lines: Iterable[Line], source: str = "<input>"
+) -> tuple[list[str], Iterator[tuple[int, dict[str | None, Any]]]]:
     """The header of a CSV/TSV file (TSV when its first line holds a tab) and its rows with line numbers.
 
     Rows are `csv.DictReader` rows: quoted fields may span lines (a row is numbered by its last
-    line), extra fields sit under the key None.
+    line), extra fields sit under the key None. Text the csv module cannot split (a NUL byte, a
+    lone carriage return) is an `InputError` naming ``source`` and the line.
     """
     found, lines = peek(lines)
     delimiter = "\t" if found and "\t" in found[0][1] else ","
     reader = csv.DictReader((text + "\n" for _, text in lines), delimiter=delimiter)
-    header = list(reader.fieldnames or [])
-    return header, ((reader.line_num, row) for row in reader)
+    try:
+        header = list(reader.fieldnames or [])
+    except csv.Error as e:
+        raise InputError(f"cannot read the header ({e})", source=source, line=reader.line_num or 1) from None
+    return header, _numbered_rows(reader, source)
+
+
+def _numbered_rows(reader: csv.DictReader[str], source: str) -> Iterator[tuple[int, dict[str | None, Any]]]:
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            raise InputError(f"cannot read the row ({e})", source=source, line=reader.line_num) from None
+        yield reader.line_num, row

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
+import lzma
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import pyarrow as pa
 
@@ -38,12 +41,69 @@ EXTENSIONS = {
     ".pq": "parquet",
 }
 BOM = b"\xef\xbb\xbf"
+# What reading a corrupt or truncated compressed file raises (lzma's error is none of the others).
+DECOMPRESS_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, pa.ArrowException, lzma.LZMAError)
+
+
+STDIN = "-"  # as a path to read: standard input
+_SPOOLED: dict[str, str] = {}  # pipe or stdin -> the temporary copy every later read opens
+
+
+def local_path(path: str | os.PathLike[str]) -> str:
+    """A path that can be opened again and sought in: ``path`` itself, or a copy of what it streams.
+
+    A pipe (``<(cat run)``, ``/dev/stdin`` fed by ``|``) or ``-`` (standard input) can be read
+    only once, and Arrow seeks in what it reads. So the stream is copied once to a temporary file
+    (removed at exit) and every later read, in any reader, opens that copy. A device (other
+    than standard input) is refused: ``/dev/zero`` would never end.
+    """
+    key = str(path)
+    if key in _SPOOLED:
+        return _SPOOLED[key]
+    if key != STDIN:
+        try:
+            mode = os.stat(key).st_mode
+        except OSError:
+            return key  # missing or unreadable: the caller's open names the error
+        if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+            return key
+        if not stat.S_ISFIFO(mode):
+            raise InputError("is a device or socket, not a file or a pipe", source=key)
+    _SPOOLED[key] = _spool(key)
+    return _SPOOLED[key]
+
+
+def _spool(key: str) -> str:
+    import shutil
+    import sys
+
+    fd, copy = tempfile.mkstemp(prefix="rankgate-stdin-" if key == STDIN else "rankgate-pipe-")
+    if not _SPOOLED:
+        atexit.register(_remove_spooled)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            if key == STDIN:
+                shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
+            else:
+                with open(key, "rb") as f:
+                    shutil.copyfileobj(f, out, 1 << 20)
+    except OSError as e:
+        os.unlink(copy)
+        raise InputError(f"cannot read ({e.strerror or e})", source=key) from None
+    return copy
+
+
+def _remove_spooled() -> None:
+    for copy in _SPOOLED.values():
+        with contextlib.suppress(OSError):
+            os.unlink(copy)
+    _SPOOLED.clear()
 
 
 def sniff_codec(path: str | os.PathLike[str]) -> str | None:
     """Compression of the file from its first bytes (gzip, bz2, xz, zstd), or None."""
     try:
-        with Path(path).open("rb") as f:
+        with Path(local_path(path)).open("rb") as f:
             head = f.read(8)
     except FileNotFoundError:
         raise InputError("file not found", source=str(path)) from None
@@ -56,11 +116,10 @@ def sniff_codec(path: str | os.PathLike[str]) -> str | None:
 
 def open_stream(path: str | os.PathLike[str], codec: str | None) -> object:
     """Something Arrow's readers take: the path itself, or a decompressing stream."""
+    path = local_path(path)
     if codec is None:
-        return str(path)
+        return path
     if codec == "xz":
-        import lzma
-
         return lzma.open(path, "rb")
     return pa.input_stream(str(path), compression=codec)
 
@@ -68,16 +127,15 @@ def open_stream(path: str | os.PathLike[str], codec: str | None) -> object:
 def read_bytes(path: str | os.PathLike[str]) -> bytes:
     """The file's bytes, decompressed when its content is gzip, bz2, xz or zstd."""
     codec = sniff_codec(path)
+    path = local_path(path)
     try:
         if codec is None:
             return Path(path).read_bytes()
         if codec == "xz":
-            import lzma
-
             return lzma.decompress(Path(path).read_bytes())
         with pa.input_stream(str(path), compression=codec) as stream:
             return bytes(stream.read())
-    except (OSError, EOFError, pa.ArrowException) as e:
+    except DECOMPRESS_ERRORS as e:
         raise InputError(f"cannot decompress {codec} file ({e})", source=str(path)) from None
 
 
@@ -90,10 +148,24 @@ def read_head(path: str | os.PathLike[str], size: int = 65536) -> bytes:
             return f.read(size)
     try:
         return bytes(stream.read(size))  # type: ignore[attr-defined]
-    except (OSError, EOFError, pa.ArrowException) as e:
+    except DECOMPRESS_ERRORS as e:
         raise InputError(f"cannot decompress file ({e})", source=str(path)) from None
     finally:
         stream.close()  # type: ignore[attr-defined]
+
+
+def block_size_for(data: bytes, minimum: int) -> int:
+    """An Arrow CSV block size that holds ``data``'s longest line (a longer line fails the parse).
+
+    trec_eval reads lines of any length, so must we.
+    """
+    if len(data) < minimum:
+        return minimum
+    import numpy as np
+
+    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == ord("\n"))
+    longest = int(np.diff(ends, prepend=-1, append=len(data)).max())
+    return max(minimum, longest + 1)
 
 
 def stem(path: str | os.PathLike[str]) -> str:
@@ -149,18 +221,28 @@ def sniff_format(data: bytes) -> str:
 def atomic_writer(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[str]]:
     """Write to a temporary file beside ``path`` and move it in place only on success.
 
+    Only a regular file (or a new one) is replaced so: the rename happens at the end of any
+    symlinks, so a link stays a link and its target gets the new content. A device, a named
+    pipe or ``/dev/stdout`` is written straight into, as a shell's ``>`` would (renaming over
+    it would replace ``/dev/null`` for the whole machine when run as root).
+
     The file gets the permissions an ordinary ``open(path, "w")`` would give it (those of the
     file it replaces, else 0666 less the umask), not the temporary file's private 0600.
     A failure to create, flush or move the file is an `InputError` naming the path.
     """
     target = Path(path)
+    if _written_in_place(target):
+        with _open_in_place(target, mode) as f:
+            yield f
+        return
+    target = Path(os.path.realpath(target))  # a symlink (even a dangling one) stays; its target is replaced
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except OSError as e:
         raise InputError(f"cannot write {target}: {e.strerror or e}") from None
     try:
-        with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8", newline=None if "b" in mode else "\n") as f:
+        with _fdopen(fd, mode) as f:
             yield f
             try:
                 f.flush()
@@ -177,6 +259,53 @@ def atomic_writer(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _fdopen(fd: int, mode: str) -> IO[Any]:
+    """``fd`` as a file: binary, or UTF-8 text with ``\n`` line endings."""
+    if "b" in mode:
+        return os.fdopen(fd, mode)
+    return os.fdopen(fd, mode, encoding="utf-8", newline="\n")
+
+
+_FD_ALIASES = re.compile(r"/dev/(stdout|stderr|fd/\d+)|/proc/(self|\d+)/fd/\d+")
+
+
+def _written_in_place(target: Path) -> bool:
+    """Whether ``target`` is something other than a regular file, a directory or nothing.
+
+    ``/dev/stdout`` and its kin count even when they lead to a regular file: renaming over
+    that file would leave the shell writing to a deleted one.
+    """
+    if _FD_ALIASES.fullmatch(os.path.abspath(target)):
+        return True
+    try:
+        st = target.stat()
+    except OSError:
+        return False  # missing (or unreadable): the rename path creates it or names the error
+    return not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode))
+
+
+@contextlib.contextmanager
+def _open_in_place(target: Path, mode: str) -> Iterator[IO[str]]:
+    """Open a device, pipe or ``/dev/stdout`` for writing as it is: not truncated, never created."""
+    try:
+        fd = os.open(target, os.O_WRONLY | (os.O_APPEND if _is_regular(target) else 0))
+    except OSError as e:
+        raise InputError(f"cannot write {target}: {e.strerror or e}") from None
+    with _fdopen(fd, mode) as f:
+        yield f
+        try:
+            f.flush()
+        except OSError as e:
+            raise InputError(f"cannot write {target}: {e.strerror or e}") from None
+
+
+def _is_regular(target: Path) -> bool:
+    try:
+        return stat.S_ISREG(target.stat().st_mode)
+    except OSError:
+        return False
 
 
 def _mode_for(target: Path) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -21,7 +21,9 @@ import pyarrow.csv as pacsv
 
 from rankgate.core.columns import column_to_numpy
 from rankgate.errors import InputError
-from rankgate.io.source import BOM
+from rankgate.io.jsontext import loads
+from rankgate.io.source import BOM, block_size_for
+from rankgate.io.values import clip, plain_float, shown
 
 QUERY_COLUMNS = ("qid", "query_id", "query-id", "queryid", "query", "topic", "topic_id", "q_id")
 DOC_COLUMNS = (
@@ -41,35 +43,59 @@ GRADE_COLUMNS = ("grade", "relevance", "rel", "label", "judgment", "judgement", 
 
 
 def pick_column(table: pa.Table, options: tuple[str, ...], what: str, source: str) -> str:
+    check_unique_columns(table.column_names, source)
     by_lower = {c.lower().strip(): c for c in table.column_names}
     for name in options:
         if name in by_lower:
             return by_lower[name]
+    found = ", ".join(table.column_names)
     raise InputError(
-        f"no {what} column: expected one of {', '.join(options)} (found {', '.join(table.column_names) or 'none'})",
+        f"no {what} column: expected one of {', '.join(options)} (found {clip(found, 200) or 'none'})",
         source=source,
     )
 
 
-def row_locator(data: bytes, source: str) -> Callable[[int], str]:
-    """Map a data row (0-based, after the header) to ``source:line``; blank lines make the two differ."""
+def check_unique_columns(names: list[str], source: str, line: int | None = None) -> None:
+    """Columns are found by name, case and spaces aside: two of one name would make the choice a guess."""
+    seen: set[str] = set()
+    for name in names:
+        key = name.lower().strip()
+        if key in seen:
+            raise InputError(f"column {shown(name)} appears twice in the header", source=source, line=line)
+        seen.add(key)
+
+
+def row_locator(data: bytes, delimiter: str, source: str) -> Callable[[int], str]:
+    """Map a data row (0-based, after the header) to ``source:line``, the line the row starts on.
+
+    Blank lines and quoted values that span lines make the two differ.
+    """
     cache: list[int] = []
 
     def locate(row: int) -> str:
         if not cache:
-            cache.extend(_content_lines(data)[1:])
+            cache.extend(number for number, _ in _records(data, delimiter))
+            del cache[:1]  # the header
         return f"{source}:{cache[row]}" if 0 <= row < len(cache) else f"{source} row {row + 1}"
 
     return locate
 
 
-def _content_lines(data: bytes) -> list[int]:
-    """1-based numbers of the lines that Arrow reads (it skips empty ones)."""
-    return [number for number, raw in enumerate(data.split(b"\n"), start=1) if raw.rstrip(b"\r")]
-
-
-def _split(text: str, delimiter: str) -> list[str]:
-    return next(csv.reader([text], delimiter=delimiter))
+def _records(data: bytes, delimiter: str) -> Iterator[tuple[int, list[str]]]:
+    """(first line, fields) of each non-blank CSV/TSV record, as Arrow splits them (quotes may span lines)."""
+    text = data.decode("utf-8", "replace")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    start = 1
+    limit = csv.field_size_limit(max(len(text), csv.field_size_limit()))  # the text is in memory already
+    try:
+        for fields in reader:
+            if fields:
+                yield start, fields
+            start = reader.line_num + 1
+    finally:
+        csv.field_size_limit(limit)
 
 
 def read_delimited(data: bytes, delimiter: str, source: str) -> pa.Table:
@@ -78,12 +104,14 @@ def read_delimited(data: bytes, delimiter: str, source: str) -> pa.Table:
         data = data[len(BOM) :]
     if not data.strip():
         raise InputError("file is empty: expected a header line and rows", source=source)
-    first = next(raw for raw in data.split(b"\n") if raw.rstrip(b"\r"))
-    header = _split(first.rstrip(b"\r").decode("utf-8", "replace"), delimiter)
+    header_line, header = _header(data, delimiter, source)
+    check_unique_columns(header, source, header_line)
     try:
         table = pacsv.read_csv(
             pa.BufferReader(data),
-            parse_options=pacsv.ParseOptions(delimiter=delimiter, ignore_empty_lines=True),
+            read_options=pacsv.ReadOptions(block_size=block_size_for(data, 1 << 20)),
+            # newlines_in_values: a quoted value may span lines wherever Arrow's blocks are cut.
+            parse_options=pacsv.ParseOptions(delimiter=delimiter, ignore_empty_lines=True, newlines_in_values=True),
             convert_options=pacsv.ConvertOptions(
                 column_types={h: pa.string() for h in header}, strings_can_be_null=False, null_values=[]
             ),
@@ -96,23 +124,35 @@ def read_delimited(data: bytes, delimiter: str, source: str) -> pa.Table:
     return pa.Table.from_arrays(columns, names=table.column_names)
 
 
+def _header(data: bytes, delimiter: str, source: str) -> tuple[int, list[str]]:
+    """(line, fields) of the header: the first record, as Arrow reads it (UTF-8 checked)."""
+    try:
+        line, header = next(_records(data[: 1 << 20], delimiter), (1, []))
+    except csv.Error as e:  # e.g. a NUL byte
+        raise InputError(f"cannot parse the header ({e})", source=source, line=1) from None
+    if any("\ufffd" in name for name in header):
+        raise InputError("header is not valid UTF-8", source=source, line=line)
+    return line, header
+
+
 def _diagnose_delimited(data: bytes, delimiter: str, width: int, source: str) -> None:
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        line = raw.rstrip(b"\r")
-        if not line:
-            continue
-        try:
-            text = line.decode("utf-8")
-        except UnicodeDecodeError:
-            raise InputError("line is not valid UTF-8", source=source, line=number, text=repr(line)[2:-1]) from None
-        found = len(_split(text, delimiter))
-        if found != width:
-            raise InputError(
-                f"expected {width} fields like the header, found {found}",
-                source=source,
-                line=number,
-                text=text,
-            )
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        number = data[: e.start].count(b"\n") + 1
+        line = data.split(b"\n")[number - 1].rstrip(b"\r")
+        raise InputError("line is not valid UTF-8", source=source, line=number, text=repr(line)[2:-1]) from None
+    try:
+        for number, fields in _records(data, delimiter):
+            if len(fields) != width:
+                raise InputError(
+                    f"expected {width} fields like the header, found {len(fields)}",
+                    source=source,
+                    line=number,
+                    text=delimiter.join(fields),
+                )
+    except csv.Error as e:  # e.g. a NUL byte, or a quote left open at the end of the file
+        raise InputError(f"cannot parse file ({e})", source=source) from None
 
 
 def numbers(column: pa.ChunkedArray | pa.Array, what: str, locate: Callable[[int], str]) -> np.ndarray:
@@ -122,6 +162,8 @@ def numbers(column: pa.ChunkedArray | pa.Array, what: str, locate: Callable[[int
     if column.null_count:
         row = int(np.flatnonzero(column_to_numpy(column.is_null()))[0])
         raise InputError(f"{locate(row)}: missing {what}")
+    if pa.types.is_boolean(column.type):  # Arrow would cast true to 1.0
+        raise InputError(f"{locate(0)}: {what} column holds true/false, not numbers")
     if pa.types.is_integer(column.type) or pa.types.is_floating(column.type):
         return column_to_numpy(column).astype(np.float64)
     try:
@@ -132,11 +174,9 @@ def numbers(column: pa.ChunkedArray | pa.Array, what: str, locate: Callable[[int
     out = np.empty(len(column), dtype=np.float64)
     for row, v in enumerate(column.to_pylist()):
         try:
-            if isinstance(v, str) and "_" in v:  # "1_000" is Python syntax, not data
-                raise ValueError(v)
-            out[row] = float(v)
+            out[row] = plain_float(v) if isinstance(v, str) else float(v)
         except (TypeError, ValueError):
-            raise InputError(f"{locate(row)}: {what} {v!r} is not a number") from None
+            raise InputError(f"{locate(row)}: {what} {shown(v)} is not a number") from None
     return out
 
 
@@ -152,10 +192,13 @@ def read_parquet(data: bytes, source: str) -> pa.Table:
         raise InputError(f"cannot read Parquet file ({e})", source=source) from None
 
 
-def read_json_mapping(data: bytes, source: str) -> dict[str, Any]:
-    """A JSON object ``{qid: {docid: value}}`` or ``{qid: [docid, ...]}``."""
+def read_json_mapping(data: bytes, source: str, what: str = "value") -> dict[str, Any]:
+    """A JSON object ``{qid: {docid: value}}`` or ``{qid: [docid, ...]}``; ``what`` names the value in errors.
+
+    Duplicate keys and booleans as values are errors: ``true`` is not a grade or a score.
+    """
     try:
-        obj = json.loads(data.decode("utf-8-sig"))
+        obj = loads(data.decode("utf-8-sig"), source)
     except UnicodeDecodeError as e:
         line = data[: e.start].count(b"\n") + 1
         raise InputError("file is not valid UTF-8", source=source, line=line) from None
@@ -169,7 +212,21 @@ def read_json_mapping(data: bytes, source: str) -> dict[str, Any]:
         )
     if not obj:
         raise InputError("file holds no queries (empty JSON object)", source=source)
+    for qid, docs in obj.items():
+        for did, value in docs.items() if isinstance(docs, dict) else ():
+            problem = _json_number_problem(value)
+            if problem:
+                raise InputError(f"query {shown(qid)}, document {shown(did)}: {what} {problem}", source=source)
     return obj
+
+
+def _json_number_problem(value: Any) -> str | None:
+    """What is wrong with a JSON score or grade that Python would take (None: nothing)."""
+    if isinstance(value, bool):
+        return f"{json.dumps(value)} is not a number"
+    if isinstance(value, int) and not -(2**1023) < value < 2**1023:
+        return f"{shown(value)} is too large"
+    return None
 
 
 def read_jsonl(data: bytes, source: str) -> pa.Table:
@@ -182,7 +239,7 @@ def read_jsonl(data: bytes, source: str) -> pa.Table:
         if not line:
             continue
         try:
-            obj = json.loads(line)
+            obj = loads(line, source, number)
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             msg = e.msg if isinstance(e, json.JSONDecodeError) else "not valid UTF-8"
             raise InputError(

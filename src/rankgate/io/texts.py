@@ -102,7 +102,7 @@ def iter_texts(
     source = str(path)
     lines: Iterable[Line] = numbered_lines(path)
     if format is None:
-        shape, lines = json_shape(lines, ID_KEYS)
+        shape, lines = json_shape(lines, ID_KEYS, source)
         format = shape or "tsv"
     seen: dict[str, _Place] = {}
     for place, (key, text) in _entries(lines, format, source, _Rules(what, joiner), wording):

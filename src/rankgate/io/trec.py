@@ -14,16 +14,21 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from rankgate.core.columns import column_to_numpy, first_with_whitespace, release_unused
 from rankgate.errors import InputError
-from rankgate.io.source import BOM, open_stream, read_bytes, sniff_codec
+from rankgate.io.source import BOM, DECOMPRESS_ERRORS, block_size_for, open_stream, read_bytes, sniff_codec
+from rankgate.io.values import plain_float, shown
 
 _IRREGULAR_WS = re.compile(rb"[ \t]+")
 _FIELD_SEP = re.compile(r"[ \t]+")
 _EDGE_WS = re.compile(rb"(?m)^ | (?=\r?$)")
 _MAX_GRADE = 2**53  # grades are read as float64; beyond this they are not exact
+# trec_eval reads a grade with atoi: "1e3" is 1 to it, 1000 to a float parser. Only the spellings
+# both read alike are taken: digits, optionally followed by ".0" ("2.0" is 2 to both).
+_INTEGER_GRADE = r"[+-]?[0-9]+(\.0*)?"
 
 
 @dataclass(frozen=True)
@@ -54,10 +59,27 @@ RUN_LAYOUT = Layout(
 QRELS_LAYOUT = Layout(
     "qrels",
     ("qid", "iter", "docid", "grade"),
-    (_QID, pa.string(), pa.string(), pa.float64()),  # "1.0" is a whole number too
+    (_QID, pa.string(), pa.string(), pa.string()),  # checked against _INTEGER_GRADE, then made float64
     ("qid", "docid", "grade"),
     "'qid iteration docid grade'",
 )
+
+
+_LINE_END = re.compile(rb"\r\n?|\n")
+
+
+def split_lines(data: bytes) -> list[bytes]:
+    """``data``'s lines as Arrow's parser cuts them: at ``\\n``, ``\\r\\n`` and a lone ``\\r`` (old Mac files).
+
+    >>> split_lines(b"a\\r\\nb\\rc\\n")
+    [b'a', b'b', b'c', b'']
+    """
+    return _LINE_END.split(data) if b"\r" in data else data.split(b"\n")
+
+
+def count_line_ends(data: bytes) -> int:
+    """How many line ends ``data`` holds, counted as `split_lines` cuts."""
+    return data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
 
 
 @dataclass
@@ -77,13 +99,13 @@ def read(path: str, layout: Layout, source: str) -> Parsed:
     codec = sniff_codec(path)
     try:
         table = _read_csv(open_stream(path, codec), layout)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
-        table = None
+    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError, *DECOMPRESS_ERRORS):
+        table = None  # a truncated compressed file too: read_bytes below names it
     release_unused()  # the parser's buffers, kept by Arrow's allocator for reuse that won't come
     if table is None or table.num_rows == 0 or _suspicious(table):  # the slow path says what was wrong
         return parse(read_bytes(path), layout, source)
     values = _values(table, layout)
-    if _bad_values(values, layout):
+    if values is None:
         return parse(read_bytes(path), layout, source)
     table = table.drop_columns([layout.keep[-1]])  # its float64 copy is in `values`
     release_unused()
@@ -98,10 +120,14 @@ def _suspicious(table: pa.Table) -> bool:
     return first_with_whitespace(qids) >= 0 or first_with_whitespace(table["docid"]) >= 0
 
 
-def _read_csv(source: object, layout: Layout) -> pa.Table:
+_BLOCK_SIZE = 1 << 22  # 4 MB: less peak memory
+
+
+def _read_csv(source: object, layout: Layout, block_size: int = _BLOCK_SIZE) -> pa.Table:
+    """Arrow's parse of TREC text; a line longer than ``block_size`` fails it ("straddling object")."""
     return pacsv.read_csv(
         source,
-        read_options=pacsv.ReadOptions(column_names=list(layout.names), block_size=1 << 22),  # 4 MB: less peak memory
+        read_options=pacsv.ReadOptions(column_names=list(layout.names), block_size=block_size),
         parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False, ignore_empty_lines=True),
         convert_options=pacsv.ConvertOptions(
             column_types=dict(zip(layout.names, layout.types, strict=True)),
@@ -127,34 +153,44 @@ def parse(data: bytes, layout: Layout, source: str, first_line: int = 1) -> Pars
     if b"\t" in data or b"  " in data or data[:1] == b" " or b"\n " in data or b" \n" in data or b" \r" in data:
         clean = _EDGE_WS.sub(b"", _IRREGULAR_WS.sub(b" ", data))
     try:
-        table = _read_csv(pa.BufferReader(clean), layout)
+        table = _read_csv(pa.BufferReader(clean), layout, block_size_for(clean, _BLOCK_SIZE))
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError) as e:
         diagnose(data, layout, source, first_line)
         raise InputError(f"cannot parse {layout.kind} file ({e})", source=source) from None
     values = _values(table, layout)
-    if _bad_values(values, layout):
+    if values is None:
         diagnose(data, layout, source, first_line)
+        raise InputError(
+            f"cannot read a {layout.keep[-1]} of this {layout.kind} file", source=source
+        )  # diagnose names the line first
     return Parsed(table=table, values=values, locate=_locator(lambda: data, source, first_line))
 
 
-def _values(table: pa.Table, layout: Layout) -> np.ndarray:
-    """The score (run) or grade (qrels) column as one float64 array."""
-    column = layout.keep[-1]
-    return column_to_numpy(table[column])
+def _values(table: pa.Table, layout: Layout) -> np.ndarray | None:
+    """The score (run) or grade (qrels) column as one float64 array; None when one is bad.
 
-
-def _bad_values(values: np.ndarray, layout: Layout) -> bool:
-    """A score that is not finite or a grade that is not a whole number (`diagnose` names its line)."""
+    Bad: a score that is not finite, a grade not written as an integer or too large (`diagnose`
+    names its line).
+    """
+    column = table[layout.keep[-1]]
     if layout.kind == "run":
-        return not np.isfinite(values).all()
-    grades = values
-    return not (np.isfinite(grades) & (grades == np.round(grades)) & (np.abs(grades) <= _MAX_GRADE)).all()
+        values = column_to_numpy(column)
+        return values if np.isfinite(values).all() else None
+    # Among tokens that read as finite whole numbers, only an exponent ("1e3") makes the float reading
+    # differ from trec_eval's atoi; a substring test is much cheaper than matching _INTEGER_GRADE.
+    if pc.any(pc.match_substring(column, "e", ignore_case=True)).as_py():
+        return None
+    try:
+        grades = column_to_numpy(column.cast(pa.float64()))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    whole = np.isfinite(grades) & (grades == np.round(grades)) & (np.abs(grades) <= _MAX_GRADE)
+    return grades if whole.all() else None
 
 
 def diagnose(data: bytes, layout: Layout, source: str, first_line: int = 1) -> None:
     """Raise an `InputError` for the first malformed line of ``data`` (slow; error path only)."""
-    for number, raw in enumerate(data.split(b"\n"), start=first_line):
-        line = raw.rstrip(b"\r")
+    for number, line in enumerate(split_lines(data), start=first_line):
         if number == 1 and line.startswith(BOM):
             line = line[len(BOM) :]
         try:
@@ -184,29 +220,31 @@ def diagnose(data: bytes, layout: Layout, source: str, first_line: int = 1) -> N
 
 def _check_score(value: str, source: str, number: int, text: str) -> None:
     try:
-        score = _float(value)
+        score = plain_float(value)
     except ValueError:
-        raise InputError(f"score {value!r} is not a number", source=source, line=number, text=text) from None
+        raise InputError(f"score {shown(value)} is not a number", source=source, line=number, text=text) from None
     if not np.isfinite(score):
-        raise InputError(f"score {value!r} is not a finite number", source=source, line=number, text=text)
+        raise InputError(f"score {shown(value)} is not a finite number", source=source, line=number, text=text)
 
 
 def _check_grade(value: str, source: str, number: int, text: str) -> None:
-    try:
-        grade = _float(value)
-    except ValueError:
-        grade = float("nan")
-    if not np.isfinite(grade) or grade != round(grade):
-        raise InputError(f"grade {value!r} is not a whole number", source=source, line=number, text=text)
-    if abs(grade) > _MAX_GRADE:
-        raise InputError(f"grade {value!r} is too large", source=source, line=number, text=text)
-
-
-def _float(value: str) -> float:
-    """``float(value)`` without the Python-only spellings Arrow rejects (``1_000``)."""
-    if "_" in value:
-        raise ValueError(value)
-    return float(value)
+    if not re.fullmatch(_INTEGER_GRADE, value):
+        try:
+            grade = plain_float(value)
+        except ValueError:
+            grade = float("nan")
+        if not np.isfinite(grade) or grade != round(grade):
+            raise InputError(f"grade {shown(value)} is not a whole number", source=source, line=number, text=text)
+        atoi = re.match(r"[+-]?[0-9]*", value)
+        as_trec_eval = int(atoi.group()) if atoi and atoi.group().lstrip("+-") else 0
+        raise InputError(
+            f"grade {shown(value)} is not written as an integer (trec_eval would read it as {as_trec_eval})",
+            source=source,
+            line=number,
+            text=text,
+        )
+    if abs(float(value)) > _MAX_GRADE:
+        raise InputError(f"grade {shown(value)} is too large", source=source, line=number, text=text)
 
 
 def _locator(load: Callable[[], bytes], source: str, first_line: int = 1) -> Callable[[int], str]:
@@ -215,7 +253,7 @@ def _locator(load: Callable[[], bytes], source: str, first_line: int = 1) -> Cal
 
     def locate(row: int) -> str:
         if not cache:
-            cache.extend(i for i, raw in enumerate(load().split(b"\n"), start=first_line) if raw.strip())
+            cache.extend(i for i, raw in enumerate(split_lines(load()), start=first_line) if raw.strip())
         return f"{source}:{cache[row]}" if 0 <= row < len(cache) else f"{source} row {row + 1}"
 
     return locate
