@@ -22,7 +22,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("measures",),
     ("stats",),
     ("evaluation",),
-    ("comparison", "compat"),
+    ("comparison", "compat", "rag"),
     ("store",),
     ("bench", "retrieve"),
     ("label",),
