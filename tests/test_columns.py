@@ -30,3 +30,35 @@ def test_duplicate_across_chunks_of_different_widths_is_found():
     later, first = find_duplicate_pairs(intern(queries).codes, docs)
     assert later.tolist() == [2]
     assert first.tolist() == [0]
+
+
+@given(
+    st.lists(st.text(alphabet="ab", min_size=0, max_size=1500), min_size=1, max_size=12),
+    st.lists(st.text(alphabet="ab", min_size=0, max_size=6), min_size=0, max_size=40),
+)
+def test_long_and_short_ids_hash_alike_in_any_chunk(long_ids, short_ids):
+    # Rows past 64 bytes are hashed on a shrinking subset and rows past 1 KiB one by one: both
+    # shortcuts must keep a string's hash a function of its own bytes.
+    chunked = pa.chunked_array([pa.array(short_ids + long_ids, type=pa.string()), pa.array(long_ids)])
+    hashes = string_hashes(chunked)
+    alone = np.array([string_hashes(pa.array([s]))[0] for s in long_ids], dtype=np.uint64)
+    assert (hashes[len(short_ids) : len(short_ids) + len(long_ids)] == alone).all()
+    assert (hashes[-len(long_ids) :] == alone).all()
+
+
+def test_a_multi_megabyte_id_is_hashed_once_not_per_row(tmp_path):
+    # One 4 MB document id among many short ones used to cost a pass over every row per 8
+    # bytes (minutes); the evaluation must still find it by exact match.
+    import rankgate
+
+    huge = "d" * (4 << 20)
+    qrels = tmp_path / "qrels.txt"
+    run = tmp_path / "run.txt"
+    qrels.write_text(f"q1 0 {huge} 1\nq1 0 short 1\n")
+    lines = [f"q1 Q0 {huge} 1 9.0 r"] + [f"q1 Q0 x{i} {i + 2} {1.0 / (i + 2)} r" for i in range(20000)]
+    run.write_text("\n".join(lines) + "\n")
+    hashes = string_hashes(pa.array([huge, huge[:-1] + "e", "short"]))
+    assert len(set(hashes.tolist())) == 3
+    result = rankgate.evaluate(str(qrels), str(run), ["P@1", "R@1000"])
+    assert result.aggregate["P@1"] == 1.0
+    assert result.aggregate["R@1000"] == 0.5

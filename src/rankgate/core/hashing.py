@@ -6,6 +6,8 @@ so no answer depends on a hash (ids are interned, never hashed, where an answer 
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pyarrow as pa
 
@@ -35,6 +37,12 @@ GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _KEEP = np.array([(1 << (8 * n)) - 1 for n in range(8)] + [2**64 - 1], dtype=np.uint64)
 
 
+# Strings longer than this are hashed one by one with BLAKE2b: the word loop below costs one
+# pass over the rows per 8 bytes of the longest string, which a multi-MB id would make
+# minutes. The choice depends on a string's own length only, so equal ids still hash alike.
+_LONG = 1024
+
+
 def _hash_chunk(chunk: pa.Array) -> np.ndarray:
     n = len(chunk)
     offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[chunk.offset : chunk.offset + n + 1]
@@ -42,26 +50,56 @@ def _hash_chunk(chunk: pa.Array) -> np.ndarray:
     span = hi - lo
     # The chunk's bytes as aligned little-endian words, zero-padded: a string's word at byte
     # p is put together from words p // 8 and p // 8 + 1 (aligned gathers are cheap).
-    words = np.zeros(span // 8 + 2, dtype=np.uint64)
-    if span:
-        words.view(np.uint8)[:span] = np.frombuffer(chunk.buffers()[2], dtype=np.uint8, count=hi)[lo:hi]
+    data = np.frombuffer(chunk.buffers()[2], dtype=np.uint8, count=hi)[lo:hi] if span else np.zeros(0, np.uint8)
     start = offsets[:-1] - lo
     length = np.diff(offsets)
-    h = length.astype(np.uint64) * GOLDEN
+    long_rows = np.flatnonzero(length > _LONG)
+    if len(long_rows):
+        length = length.copy()
+        length[long_rows] = 0  # hashed below; the word loop skips them
+    words = np.zeros(span // 8 + 2, dtype=np.uint64)
+    words.view(np.uint8)[:span] = data
+    h = _hash_words(words, start, length, span)
+    for row in long_rows.tolist():
+        digest = hashlib.blake2b(data[start[row] : start[row] + int(offsets[row + 1] - offsets[row])], digest_size=8)
+        h[row] = np.frombuffer(digest.digest(), dtype="<u8")[0]
+    return h
+
+
+def _hash_words(words: np.ndarray, start: np.ndarray, length: np.ndarray, span: int) -> np.ndarray:
+    """The word-at-a-time hash of every row.
+
+    A string's hash depends on its own bytes only: rounds past its end leave it unchanged, so
+    the same id hashes alike in every chunk, whatever the longest string of that chunk. Once
+    fewer than half the rows of a round are still unfinished, later rounds touch only those.
+    """
+    out = length.astype(np.uint64) * GOLDEN
+    rows: np.ndarray | None = None  # None: every row of ``out`` is in play
+    h, row_start, row_length = out, start, length
     shortest, longest = int(length.min(initial=0)), int(length.max(initial=0))
-    # A string's hash depends on its own bytes only: rounds past its end leave it unchanged, so
-    # the same id hashes alike in every chunk, whatever the longest string of that chunk.
     for j in range(0, longest, 8):
-        at = start if j == 0 else np.minimum(start + j, span)
+        if j >= shortest and j % 64 == 0:
+            live = np.flatnonzero(row_length > j)
+            if 2 * len(live) < len(row_length):
+                if rows is None:
+                    out, rows = h, live
+                else:
+                    out[rows] = h
+                    rows = rows[live]
+                h, row_start, row_length = out[rows], start[rows], length[rows]
+        at = row_start if j == 0 else np.minimum(row_start + j, span)
         shift = ((at & 7) << 3).astype(np.uint64)
         word = np.take(words, at >> 3) >> shift
         word |= (np.take(words, (at >> 3) + 1) << (np.uint64(63) - shift)) << np.uint64(1)
         if j + 8 > shortest:  # some string ends within this word: keep only its own bytes
-            word &= np.take(_KEEP, np.clip(length - j, 0, 8))
+            word &= np.take(_KEEP, np.clip(row_length - j, 0, 8))
         mixed = (h ^ word) * _MIX
         mixed ^= mixed >> np.uint64(32)
-        h = mixed if j < shortest else np.where(length > j, mixed, h)
-    return h
+        h = mixed if j < shortest else np.where(row_length > j, mixed, h)
+    if rows is None:
+        return h
+    out[rows] = h
+    return out
 
 
 def high_words(hashes: np.ndarray) -> np.ndarray:
