@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 
 import pytest
 
+from rankgate.report.demo import STORE_LABEL
 from tests.bench_support import embedding_cache_dir  # noqa: F401  (session fixture)
 from tests.cli_support import invoke
 
@@ -62,6 +64,12 @@ def test_demo_json_has_bench_rows_and_report_path(capsys: pytest.CaptureFixture[
     assert exact["nDCG@10"] > indexes[("bm25", "-")]["nDCG@10"]
     assert exact["nDCG@10"] >= hnsw["nDCG@10"] - 0.05
     assert data["gate"]["verdict"] == "fail"
+    # The terminal's gate and the report's name the same baseline (today's stored dense run),
+    # and the History section names the demo's store, not a temporary path that is gone.
+    page = html.unescape(report.read_text(encoding="utf-8"))
+    assert data["gate"]["baseline"].startswith("stored result 4 (dense, main ")
+    assert data["gate"]["baseline"] in page
+    assert STORE_LABEL in page and "rankgate-demo-" not in page
 
 
 def test_demo_without_bench_and_report_writes_nothing(

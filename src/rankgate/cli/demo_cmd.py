@@ -43,15 +43,17 @@ def demo_command(fmt: str, report_path: str, no_report: bool, no_bench: bool) ->
       rankgate demo --no-bench --no-report --format json
     """
     import json
+    from datetime import datetime, timezone
 
     from rankgate.data import demo_dir
 
     results, qrels = _evaluate_runs()
+    now = datetime.now(timezone.utc)  # when main's baseline was "recorded", in the terminal and the report
     by_difficulty = _by_difficulty(results)
     if fmt == "json":
-        gate = _demo_gate(qrels)
+        gate = _demo_gate(qrels, now)
         bench = None if no_bench else _demo_bench()
-        report, _ = (None, None) if no_report else _write_report(report_path, bench, qrels)
+        report, _ = (None, None) if no_report else _write_report(report_path, bench, qrels, now)
         out = {
             "dataset": str(demo_dir()),
             "runs": {name: res.to_dict() for name, res in results.items()},
@@ -70,9 +72,9 @@ def demo_command(fmt: str, report_path: str, no_report: bool, no_bench: bool) ->
     bench = None if no_bench else _demo_bench()
     if not no_bench:
         _print_bench(console, bench)
-    _print_gate(console, _demo_gate(qrels))
+    _print_gate(console, _demo_gate(qrels, now))
     if not no_report:
-        report, skipped = _write_report(report_path, bench, qrels)
+        report, skipped = _write_report(report_path, bench, qrels, now)
         console.print(f"HTML report: {report}" if report is not None else skipped, style=None if report else "dim")
     console.print("Try: rankgate eval QRELS RUN -m nDCG@10 --per-query   (rankgate measures lists every measure)")
 
@@ -140,23 +142,23 @@ def _print_results(results: dict[str, Any], by_difficulty: dict[str, dict[str, A
     return console
 
 
-def _demo_gate(qrels: Any) -> Any:
+def _demo_gate(qrels: Any, now: Any) -> Any:
     """Gate the candidate dense_v2 against dense; None when the gate extra is not installed."""
     from rankgate.extras import installed
 
     if not installed("gate"):
         return None
     from rankgate.data import DEMO_CANDIDATE, demo_gates_path, demo_run_path
-    from rankgate.evaluation.evaluate import evaluate
     from rankgate.gate.config import load_config
     from rankgate.gate.runner import run_gate
+    from rankgate.report.demo import record_demo_history
     from rankgate.store.base import open_store
 
     config = load_config(demo_gates_path())
-    # As in CI: main's run was recorded and made the baseline; a pull request's run is gated against it.
+    # As in CI: main's runs were recorded and today's made the baseline; a pull request's run is
+    # gated against it. The report records the same history, so both name the same baseline.
     with open_store(":memory:") as store:
-        baseline = evaluate(qrels, demo_run_path("dense"), config.measures, settings=config.settings)
-        store.set_baseline(store.add(baseline, name="dense", qrels=qrels, labels={"source": "demo"}))
+        record_demo_history(store, qrels, config, now=now)
         return run_gate(qrels, demo_run_path(DEMO_CANDIDATE), config, store=store)
 
 
@@ -211,14 +213,14 @@ def _print_bench(console: Any, bench: Any) -> None:
         )
 
 
-def _write_report(path: str, bench: Any, qrels: Any) -> tuple[Any, str | None]:
+def _write_report(path: str, bench: Any, qrels: Any, now: Any) -> tuple[Any, str | None]:
     """Write the HTML report: (its path, None), or (None, why not) when an extra is missing."""
     from rankgate.errors import BackendError
 
     try:
         from rankgate.report.demo import demo_report
 
-        return demo_report(path, bench=bench.to_dict() if bench is not None else None, qrels=qrels), None
+        return demo_report(path, bench=bench.to_dict() if bench is not None else None, qrels=qrels, now=now), None
     except ImportError:
         return None, f"{install_hint('report,gate')} to also write the HTML report"
     except BackendError as e:

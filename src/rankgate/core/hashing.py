@@ -61,7 +61,8 @@ def _hash_chunk(chunk: pa.Array) -> np.ndarray:
     words.view(np.uint8)[:span] = data
     h = _hash_words(words, start, length, span)
     for row in long_rows.tolist():
-        digest = hashlib.blake2b(data[start[row] : start[row] + int(offsets[row + 1] - offsets[row])], digest_size=8)
+        piece = data[start[row] : start[row] + int(offsets[row + 1] - offsets[row])]
+        digest = hashlib.blake2b(piece.tobytes(), digest_size=8)
         h[row] = np.frombuffer(digest.digest(), dtype="<u8")[0]
     return h
 

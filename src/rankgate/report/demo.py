@@ -18,11 +18,15 @@ from typing import Any
 CUTOFFS = (1, 3, 5, 10, 20)
 FAMILIES = ("R", "nDCG", "P")
 EXTRA = ("RR", "AP", "Judged@10")
-# Main's history, oldest first: (run, days before now). The last becomes the baseline.
-HISTORY = (("bm25", 28), ("keyword_first", 21), ("dense", 14), ("dense", 7))
+# Main's history, oldest first: (run, days before now). The last, recorded today, becomes the
+# baseline: the one `rankgate demo` gates against in the terminal, so both name the same result.
+HISTORY = (("bm25", 28), ("keyword_first", 21), ("dense", 14), ("dense", 0))
+STORE_LABEL = "the demo's results store (temporary: main's runs of the past four weeks, recorded by rankgate demo)"
 
 
-def demo_inputs(*, store: Any = None, n_resamples: int = 2000, qrels: Any = None) -> list[dict[str, Any]]:
+def demo_inputs(
+    *, store: Any = None, n_resamples: int = 2000, qrels: Any = None, now: datetime | None = None
+) -> list[dict[str, Any]]:
     """The inputs of the demo report as loaded inputs (``{"kind", "source", "data"}``).
 
     Args:
@@ -30,6 +34,7 @@ def demo_inputs(*, store: Any = None, n_resamples: int = 2000, qrels: Any = None
             gates against the ``dense`` run evaluated on the spot.
         n_resamples: bootstrap resamples of the comparison's confidence intervals.
         qrels: the demo judgments already read (`Qrels`); default: read them here, once.
+        now: when main's latest run (the baseline) was recorded; default: now.
     """
     from rankgate.comparison.compare import compare
     from rankgate.data import (
@@ -64,7 +69,7 @@ def demo_inputs(*, store: Any = None, n_resamples: int = 2000, qrels: Any = None
     inputs.append({"kind": "compare", "source": f"compare dense {DEMO_CANDIDATE}", "data": comparison.to_dict()})
     config = load_config(demo_gates_path())
     if store is not None:
-        _record_history(store, qrels, runs, config)
+        record_demo_history(store, qrels, config, runs, now=now)
         report = run_gate(qrels, demo_run_path(DEMO_CANDIDATE), config, store=store)
     else:
         report = run_gate(qrels, demo_run_path(DEMO_CANDIDATE), config, baseline_run=demo_run_path("dense"))
@@ -76,11 +81,27 @@ def _measures() -> list[str]:
     return [f"{f}@{k}" for f in FAMILIES for k in CUTOFFS] + list(EXTRA)
 
 
-def _record_history(store: Any, qrels: Any, runs: dict[str, Any], config: Any) -> None:
+def record_demo_history(
+    store: Any,
+    qrels: Any,
+    config: Any,
+    runs: Mapping[str, Any] | None = None,
+    *,
+    now: datetime | None = None,
+) -> None:
+    """Record main's demo history in ``store`` and make today's ``dense`` result the baseline.
+
+    ``rankgate demo`` gates against this baseline in the terminal and in the report alike; it
+    passes the same ``now`` to both, so the two name the baseline identically.
+    """
+    from rankgate.data import demo_run_path
     from rankgate.evaluation.session import Session
+    from rankgate.io import read_run
     from rankgate.store.provenance import Provenance
 
-    now = datetime.now(timezone.utc).replace(microsecond=0)
+    runs = runs if runs is not None else {name: read_run(demo_run_path(name)) for name in dict(HISTORY)}
+
+    now = (now or datetime.now(timezone.utc)).replace(microsecond=0)
     session = Session.open(qrels, config.measures, settings=config.settings)
     evaluated = {name: session.evaluate(runs[name]) for name in dict(HISTORY)}  # each run once
     rid = None
@@ -99,6 +120,7 @@ def demo_report(
     export_format: str = "svg",
     bench: Mapping[str, Any] | None = None,
     qrels: Any = None,
+    now: datetime | None = None,
 ) -> Path:
     """Write the demo's HTML report to ``out`` and return its path.
 
@@ -109,6 +131,7 @@ def demo_report(
         export_dir: also write the key charts as images there (needs kaleido and Chromium).
         export_format: ``"svg"`` or ``"png"``.
         qrels: the demo judgments already read (`Qrels`); default: read them here.
+        now: when main's latest run (the baseline) was recorded; default: now.
 
     Raises:
         BackendError: an extra the report or the demo gate needs is not installed (the
@@ -129,15 +152,30 @@ def demo_report(
         # A file store, not ":memory:": the report reads the history back as `rankgate report --store` would.
         path = Path(tmp) / "results.db"
         with open_store(path) as store:
-            inputs = demo_inputs(store=store, qrels=qrels)
+            inputs = demo_inputs(store=store, qrels=qrels, now=now)
         if bench is not None:
             inputs.append({"kind": "bench", "source": "bench demo", "data": dict(bench)})
-        return write_report(
-            out,
-            inputs,
-            store=path,
-            title="rankgate demo report",
-            query_texts=read_query_texts(demo_dir() / "queries.jsonl"),
-            export_dir=export_dir,
-            export_format=export_format,
-        )
+        with open_store(path, read_only=True) as stored:
+            return write_report(
+                out,
+                inputs,
+                store=_NamedStore(stored, STORE_LABEL),
+                title="rankgate demo report",
+                query_texts=read_query_texts(demo_dir() / "queries.jsonl"),
+                export_dir=export_dir,
+                export_format=export_format,
+            )
+
+
+class _NamedStore:
+    """An open store that the History section names by what it is, not by a temporary path."""
+
+    def __init__(self, store: Any, url: str) -> None:
+        self._store = store
+        self.url = url
+
+    def list(self, **filters: Any) -> Any:
+        return self._store.list(**filters)
+
+    def baseline(self, **key: Any) -> Any:
+        return self._store.baseline(**key)
