@@ -277,3 +277,14 @@ def test_rerank_with_a_local_cross_encoder(tmp_path: Path) -> None:
         want = model.predict([(query, text[d]) for d in docs])
         assert [reranked[qid][d] for d in docs] == pytest.approx(want.tolist(), abs=1e-5)
     assert report["ce/-/k=8"].retriever_info["model"].startswith("cross-encoder@")
+
+
+def test_encoding_progress_moves_every_batch_and_keeps_the_vectors(minilm: Any) -> None:  # noqa: F811
+    # The bar used to move once per model call (8 batches); a forward hook now reports each
+    # batch, and the vectors stay those of the same model calls (the Ray engine relies on it).
+    texts = [f"passage {i} on dense retrieval " * (1 + i % 4) for i in range(150)]
+    steps: list[int] = []
+    with_bar = minilm.encode(texts, normalize=True, batch_size=8, progress=steps.append)
+    assert sum(steps) == len(texts)
+    assert max(steps) <= 8 and len(steps) >= len(texts) // 8
+    assert np.array_equal(with_bar, minilm.encode(texts, normalize=True, batch_size=8, progress=lambda n: None))

@@ -7,10 +7,11 @@ Hugging Face cache). Nothing is downloaded; a path that does not exist fails at 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -145,24 +146,54 @@ class SentenceTransformerEncoder:
     def encode(
         self, texts: Sequence[str], *, normalize: bool, batch_size: int = 64, progress: Advance | None = None
     ) -> np.ndarray:
+        # Model calls of batch_size * 8 texts: the Ray engine cuts the same units, so both
+        # encode bit-identically. Progress advances per batch through a forward hook.
         out = np.empty((len(texts), self._dim), dtype=np.float32)
         step = batch_size * 8 if progress is not None else max(len(texts), 1)
         for lo in range(0, len(texts), step):
             chunk = list(texts[lo : lo + step])
-            try:
-                vectors = self.model.encode(
-                    chunk,
-                    batch_size=batch_size,
-                    normalize_embeddings=normalize,
-                    convert_to_numpy=True,
-                    show_progress_bar=False,
-                )
-            except Exception as e:
-                raise BackendError(f"{self.path}: encoding failed ({type(e).__name__}: {e})") from None
+            with _batch_progress(self.model, progress) as counted:
+                try:
+                    vectors = self.model.encode(
+                        chunk,
+                        batch_size=batch_size,
+                        normalize_embeddings=normalize,
+                        convert_to_numpy=True,
+                        show_progress_bar=False,
+                    )
+                except Exception as e:
+                    raise BackendError(f"{self.path}: encoding failed ({type(e).__name__}: {e})") from None
             out[lo : lo + len(chunk)] = vectors
-            if progress is not None:
-                progress(len(chunk))
+            if progress is not None and len(chunk) > counted[0]:
+                progress(len(chunk) - counted[0])  # what the hook did not see (a model without hooks)
         return out
+
+
+@contextlib.contextmanager
+def _batch_progress(model: Any, progress: Advance | None) -> Iterator[list[int]]:
+    """Advance ``progress`` after each batch the model runs; yields the count advanced so far.
+
+    A forward hook (torch's `register_forward_hook`) sees every batch sentence-transformers runs
+    inside one ``encode`` call, so a bar moves every ``batch_size`` texts, not every model call.
+    """
+    counted = [0]
+    register = getattr(model, "register_forward_hook", None)
+    if progress is None or register is None:
+        yield counted
+        return
+
+    def on_batch(_module: Any, _inputs: Any, output: Any) -> None:
+        get = getattr(output, "get", None)  # a dict or transformers' BatchEncoding
+        rows = None if get is None else get("sentence_embedding", get("attention_mask"))
+        if rows is not None and len(rows):
+            counted[0] += len(rows)
+            progress(len(rows))
+
+    handle = register(on_batch)
+    try:
+        yield counted
+    finally:
+        handle.remove()
 
 
 def quiet_transformers() -> None:
