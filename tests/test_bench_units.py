@@ -217,6 +217,7 @@ def test_matrix_file(tmp_path: Path) -> None:
         ("matrix: {retrievers: [bm25], k: [10, 0]}", "matrix.k[1]"),
         ("measures: [nDCG@ten]\nmatrix: {retrievers: [bm25]}", "measures[0]"),
         ("matrix: {retrievers: [bm25]}\nlatency: {queries: -1}", "latency.queries"),
+        ("matrix: {retrievers: [bm25]}\nlatency: {threads: 0}", "latency.threads"),
         ("matrix: {retrievers: [bm25]}\nchunking: {overlap: 3}", "chunking.size"),
         ("matrix: {retriever: [bm25]}", "matrix.retriever"),
         ("retrievers: [bm25]", "retrievers"),
@@ -453,3 +454,30 @@ def test_matrix_yaml_is_read_by_the_bounded_loader(tmp_path: Path, text: str, me
     path.write_text(text)
     with pytest.raises(ConfigError, match=message):
         load_plan(path)
+
+
+def test_the_latency_probe_runs_on_its_thread_count_and_reports_each_query() -> None:
+    # Two intra-op threads on a busy two-core machine made one query 5x slower: the probe runs
+    # on `latency.threads` (1) and puts torch's setting back afterwards.
+    torch = pytest.importorskip("torch")
+    from rankgate.bench.timing import probe_latency
+
+    seen: list[int] = []
+
+    class Recording:
+        def encode_queries(self, texts: list[str], *, cached: bool = True) -> list[str]:
+            seen.append(torch.get_num_threads())
+            return texts
+
+        def search(self, encoded: list[str], k: int) -> None:
+            return None
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        steps: list[int] = []
+        total, search = probe_latency(Recording(), ["a", "b", "c"], 10, warmup=1, threads=1, progress=steps.append)  # type: ignore[arg-type]
+        assert seen == [1, 1, 1, 1] and torch.get_num_threads() == 2
+        assert steps == [1, 1, 1] and len(total) == len(search) == 3
+    finally:
+        torch.set_num_threads(before)

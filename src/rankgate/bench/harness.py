@@ -168,7 +168,9 @@ class _Sweep:
         index_params = _index_params(retriever, index_spec)
         self.warnings.extend(w for w in built.details.get("warnings", []) if w not in self.warnings)
         for k in self.plan.ks:
-            result = self.measure(retriever, name, index_spec if retriever.uses_index else None, index_params, k)
+            result = self.measure(
+                retriever, name, index_spec if retriever.uses_index else None, index_params, k, progress
+            )
             result.build = {"seconds": built.seconds, "index_bytes": built.bytes}
             result.encoding = _encoding_of(retriever, self.encoding)
             result.retriever_info = retriever.describe()
@@ -191,7 +193,13 @@ class _Sweep:
                 self.log(_summary_line(result))
 
     def measure(
-        self, retriever: Retriever, name: str, index_spec: IndexSpec | None, index_params: dict[str, Any], k: int
+        self,
+        retriever: Retriever,
+        name: str,
+        index_spec: IndexSpec | None,
+        index_params: dict[str, Any],
+        k: int,
+        progress: Progress = SILENT,
     ) -> ConfigResult:
         """Search, evaluate and time one configuration at ``k``."""
         data, passages, plan, encoded = self.data, self.passages, self.plan, self.encoded[name]
@@ -209,9 +217,18 @@ class _Sweep:
         label = config_id(name, index_spec.kind if index_spec else None, index_params, k)
         run = hits_to_run(doc_hits, data.query_ids, data.doc_ids, name=label)
         results = self.evaluate(data.qrels, run, list(plan.measures), **self.eval_opts)
-        total, search = (
-            ([], []) if not probe_texts else probe_latency(retriever, probe_texts, depth, warmup=plan.latency.warmup)
-        )
+        total: list[float] = []
+        search: list[float] = []
+        if probe_texts:
+            with progress.task(f"latency probe: {label}", total=len(probe_texts)) as advance:
+                total, search = probe_latency(
+                    retriever,
+                    probe_texts,
+                    depth,
+                    warmup=plan.latency.warmup,
+                    threads=plan.latency.threads,
+                    progress=advance,
+                )
         return ConfigResult(
             retriever=name,
             index=index_spec.kind if index_spec else None,
@@ -337,7 +354,8 @@ def _settings(
         "latency": {
             "queries": plan.latency.queries,
             "warmup": plan.latency.warmup,
-            "mode": "one query at a time; encode (no cache) + search",
+            "threads": plan.latency.threads,
+            "mode": "one query at a time on `threads` torch/BLAS threads; encode (no cache) + search",
         },
         "throughput": "one batched search of all queries, query encoding excluded (fastest of up to 3 within 1 s)",
         "similarity": "inner product of normalized vectors (cosine) unless normalize=false",

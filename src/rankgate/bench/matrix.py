@@ -6,7 +6,7 @@ A matrix file::
     split: test
     measures: [nDCG@10, R@10, R@100, RR@10]
     chunking: {size: 200, overlap: 50, aggregate: max}   # optional
-    latency: {queries: 100, warmup: 3}                   # queries: 0 turns the probe off
+    latency: {queries: 100, warmup: 3, threads: 1}       # queries: 0 turns the probe off
     engine: {type: ray, address: auto}                   # optional; or engine: ray (default: local)
     matrix:
       retrievers:
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -249,10 +250,11 @@ def _chunking(value: Any) -> ChunkSpec | None:
 
 
 def _latency(value: Any) -> LatencySpec:
-    entry = _mapping(value, "latency", ("queries", "warmup"))
+    entry = _mapping(value, "latency", ("queries", "warmup", "threads"))
     for key in entry:
-        if not _is_int(entry[key], 0):
-            raise ConfigError(f"must be an int >= 0. Got {entry[key]!r} instead.", key_path=f"latency.{key}")
+        least = 1 if key == "threads" else 0
+        if not _is_int(entry[key], least):
+            raise ConfigError(f"must be an int >= {least}. Got {entry[key]!r} instead.", key_path=f"latency.{key}")
     return LatencySpec(**entry)
 
 
@@ -277,20 +279,18 @@ def with_extras(
     plan: BenchPlan, rerank: str | None, depth: int, device: str | None, latency_queries: int | None
 ) -> BenchPlan:
     """``plan`` with a re-ranker after every retriever, the models' device and the latency probe's size."""
-    from dataclasses import replace
 
     specs = add_rerankers(plan.retrievers, rerank, depth=depth) if rerank else plan.retrievers
     if device:
         specs = tuple(
             replace(s, params={**s.params, "device": device}) if s.kind in ("dense", "rerank") else s for s in specs
         )
-    latency = plan.latency if latency_queries is None else LatencySpec(latency_queries, plan.latency.warmup)
+    latency = plan.latency if latency_queries is None else replace(plan.latency, queries=latency_queries)
     return replace(plan, retrievers=specs, latency=latency)
 
 
 def with_engine(plan: BenchPlan, engine: str | None, ray_address: str | None) -> BenchPlan:
     """``plan`` with the engine of the command line (it wins over the matrix file's)."""
-    from dataclasses import replace
 
     from rankgate.evaluation.engines import check_ray_address
 

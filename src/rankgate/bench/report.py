@@ -21,10 +21,14 @@ from typing import Any
 from rankgate.core.run import Run
 from rankgate.evaluation.results import Results
 
-CAPTION = (
-    "latency: one query at a time, encode + search; search q/s: one batch of all queries, search alone; "
-    "nbr recall: share of the exact search's top k found"
-)
+
+def caption(threads: int | None = 1) -> str:
+    """What the table's figures mean; ``threads``: the latency probe's (``latency.threads``)."""
+    on = f" on {threads} thread{'s' if threads != 1 else ''}" if threads else ""
+    return (
+        f"latency: one query at a time{on}, encode + search; search q/s: one batch of all queries, search alone; "
+        "nbr recall: share of the exact search's top k found"
+    )
 
 
 @dataclass

@@ -97,10 +97,15 @@ class RetrieverSpec:
 
 @dataclass(frozen=True)
 class LatencySpec:
-    """The one-query-at-a-time probe: how many queries (0: off) after how many warm-up ones."""
+    """The one-query-at-a-time probe: how many queries (0: off) after how many warm-up ones.
+
+    ``threads``: torch and BLAS threads while probing. One, like a serving worker per request:
+    two threads on a busy two-core machine made one query 5x slower and the figures jumpy.
+    """
 
     queries: int = 100
     warmup: int = 3
+    threads: int = 1
 
 
 @dataclass(frozen=True)

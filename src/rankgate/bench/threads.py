@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from rankgate.extras import available
@@ -40,3 +41,21 @@ def torch_threads() -> int:
     """torch's intra-op threads in this process, when torch is loaded (a model runs on it); else 1."""
     torch = sys.modules.get("torch")
     return int(torch.get_num_threads()) if torch is not None else 1
+
+
+@contextlib.contextmanager
+def compute_threads(threads: int | None) -> Iterator[None]:
+    """torch's intra-op threads (when torch is loaded) and BLAS's set to ``threads`` inside the block."""
+    if threads is None:
+        yield
+        return
+    torch = sys.modules.get("torch")
+    before = torch.get_num_threads() if torch is not None else None
+    if torch is not None:
+        torch.set_num_threads(threads)
+    try:
+        with blas_limit(threads):
+            yield
+    finally:
+        if torch is not None and before is not None:
+            torch.set_num_threads(before)

@@ -8,7 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from rankgate.bench.progress import Advance
 from rankgate.bench.retrievers.base import Retriever
+from rankgate.bench.threads import compute_threads
 
 
 def percentiles_ms(seconds: Sequence[float]) -> dict[str, Any]:
@@ -25,25 +27,36 @@ def percentiles_ms(seconds: Sequence[float]) -> dict[str, Any]:
 
 
 def probe_latency(
-    retriever: Retriever, texts: Sequence[str], k: int, *, warmup: int = 3
+    retriever: Retriever,
+    texts: Sequence[str],
+    k: int,
+    *,
+    warmup: int = 3,
+    threads: int | None = 1,
+    progress: Advance | None = None,
 ) -> tuple[list[float], list[float]]:
     """Search one query at a time, as a service would, and time each.
 
     The query is encoded without the embedding cache (encoding is part of a real query's cost).
+    torch and BLAS run with ``threads`` threads meanwhile (None: as they are), so the figure is
+    a serving worker's and does not swing with the machine's load.
 
     Returns:
         (end-to-end seconds: encode + search, search-only seconds), one per query of ``texts``.
     """
-    for text in list(texts)[:warmup]:
-        retriever.search(retriever.encode_queries([text], cached=False), k)
     total: list[float] = []
     search: list[float] = []
-    for text in texts:
-        t0 = time.perf_counter()
-        encoded = retriever.encode_queries([text], cached=False)
-        t1 = time.perf_counter()
-        retriever.search(encoded, k)
-        t2 = time.perf_counter()
-        total.append(t2 - t0)
-        search.append(t2 - t1)
+    with compute_threads(threads):
+        for text in list(texts)[:warmup]:
+            retriever.search(retriever.encode_queries([text], cached=False), k)
+        for text in texts:
+            t0 = time.perf_counter()
+            encoded = retriever.encode_queries([text], cached=False)
+            t1 = time.perf_counter()
+            retriever.search(encoded, k)
+            t2 = time.perf_counter()
+            total.append(t2 - t0)
+            search.append(t2 - t1)
+            if progress is not None:
+                progress(1)
     return total, search

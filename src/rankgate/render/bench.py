@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 from rankgate.bench.demo import DEMO_MEASURES
-from rankgate.bench.report import CAPTION, BenchReport
+from rankgate.bench.report import BenchReport, caption
 from rankgate.render.escape import csv_cell
 from rankgate.render.eval import to_text
 
@@ -41,7 +41,7 @@ def table(report: BenchReport) -> Any:
     d = report.dataset
     t = Table(
         title=f"rankgate bench: {d.get('name')} ({d.get('documents')} docs, {d.get('queries')} queries)",
-        caption=CAPTION,
+        caption=caption(_probe_threads(report)),
     )
     columns = list(rows[0]) if rows else ["retriever", "index", "k"]
     for c in columns:
@@ -67,7 +67,7 @@ def markdown(report: BenchReport) -> str:
             cells = (cell(c, row[c]).replace("|", "\\|") for c in columns)
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
-    lines.append(f"_{CAPTION}_")
+    lines.append(f"_{caption(_probe_threads(report))}_")
     return "\n".join(lines) + "\n"
 
 
@@ -96,6 +96,11 @@ def cell(column: str, value: Any) -> str:
     return f"{value:.4f}"
 
 
+def _probe_threads(report: BenchReport) -> int | None:
+    latency = report.settings.get("latency") or {}
+    return latency.get("threads") if isinstance(latency, dict) else None
+
+
 def demo_table(rows: list[dict[str, Any]]) -> Any:
     """A rich Table of `rankgate.bench.demo.demo_bench_results` rows, narrow enough for 80 columns.
 
@@ -105,10 +110,10 @@ def demo_table(rows: list[dict[str, Any]]) -> Any:
     from rich.table import Table
 
     params = sorted({str(r["index"]) for r in rows if r.get("index") and "(" in str(r["index"])})
-    caption = CAPTION + "".join(f"; {p.replace('(', ': ', 1).rstrip(')')}" for p in params)
+    text = caption() + "".join(f"; {p.replace('(', ': ', 1).rstrip(')')}" for p in params)
     t = Table(
         title="Retrievers on the demo data (rankgate bench demo)",
-        caption=caption,
+        caption=text,
         box=box.SIMPLE_HEAD,
         pad_edge=False,
         collapse_padding=True,
