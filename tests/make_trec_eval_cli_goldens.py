@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.trec_eval_oracle import SEEDS, binary, cases, run_binary, write_inputs  # noqa: E402
+from tests.trec_eval_oracle import SEEDS, binary, cases, run_binary, write_inputs
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "trec_eval_cli"
 

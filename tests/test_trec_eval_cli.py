@@ -68,7 +68,13 @@ def test_level_for_rel_and_no_summary(capsys, files):
     code, out, _ = invoke(capsys, "trec_eval", "-q", "-n", "-l2", "-m", "num_rel_ret", "-m", "P.1", *files)
     assert code == 0
     assert out == "".join(
-        _line(*r) for r in [("num_rel_ret", "q1", "0"), ("P_1", "q1", "0.0000"), ("num_rel_ret", "q2", "1"), ("P_1", "q2", "1.0000")]
+        _line(*r)
+        for r in [
+            ("num_rel_ret", "q1", "0"),
+            ("P_1", "q1", "0.0000"),
+            ("num_rel_ret", "q2", "1"),
+            ("P_1", "q2", "1.0000"),
+        ]
     )
 
 
@@ -108,7 +114,9 @@ def test_request_expansion(requests, printed):
 
 
 def test_printed_names_map_to_canonical_measures():
-    got = {p.name: str(p.measure) for p in te.expand_requests(["P.5", "ndcg_cut.10", "map", "recall.100", "recip_rank"])}
+    got = {
+        p.name: str(p.measure) for p in te.expand_requests(["P.5", "ndcg_cut.10", "map", "recall.100", "recip_rank"])
+    }
     assert got == {"P_5": "P@5", "ndcg_cut_10": "nDCG@10", "map": "AP", "recall_100": "R@100", "recip_rank": "RR"}
 
 
@@ -136,7 +144,7 @@ def test_missing_rankgate_measure_is_named(monkeypatch):
         raise MeasureError(f"Unknown measure {name!r}.")
 
     monkeypatch.setattr(te, "parse_measure", refuse)
-    with pytest.raises(MeasureError, match="trec_eval's 'map' .* is not available in rankgate"):
+    with pytest.raises(MeasureError, match=r"trec_eval's 'map' .* is not available in rankgate"):
         te.expand_requests(["map"])
 
 

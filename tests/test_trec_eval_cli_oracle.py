@@ -61,21 +61,42 @@ TEST_FOLDER_CASES = [
     ("out.test.aq", ("-m", "all_trec", "-q"), "qrels.test", "results.test", "out.test.aq"),
     ("out.test.aqc", ("-m", "all_trec", "-q", "-c"), "qrels.test", "results.trunc", "out.test.aqc"),
     ("out.test.aqcM", ("-m", "all_trec", "-q", "-c", "-M100"), "qrels.test", "results.trunc", "out.test.aqcM"),
-    ("out.test.aql", ("-m", "all_trec", "-mrelstring.20", "-q", "-l2"), "qrels.rel_level", "results.test", "out.test.aql"),
+    (
+        "out.test.aql",
+        ("-m", "all_trec", "-mrelstring.20", "-q", "-l2"),
+        "qrels.rel_level",
+        "results.test",
+        "out.test.aql",
+    ),
     (
         "out.test.meas_params",
-        ("-q", "-miprec_at_recall..10,.20,.25,.75,.50", "-m", "P.5,7,3", "-m", "recall.20,2000",
-         "-m", "Rprec_mult.5.0,0.2,0.35", "-mutility.2,-1,0,0", "-m", "11pt_avg..25,.5,.75",
-         "-mndcg.1=3,2=9,4=4.5", "-mndcg_cut.10,20,23.4", "-msuccess.2,5,20"),
+        (
+            "-q",
+            "-miprec_at_recall..10,.20,.25,.75,.50",
+            "-m",
+            "P.5,7,3",
+            "-m",
+            "recall.20,2000",
+            "-m",
+            "Rprec_mult.5.0,0.2,0.35",
+            "-mutility.2,-1,0,0",
+            "-m",
+            "11pt_avg..25,.5,.75",
+            "-mndcg.1=3,2=9,4=4.5",
+            "-mndcg_cut.10,20,23.4",
+            "-msuccess.2,5,20",
+        ),
         "qrels.test",
         "results.test",
         "out.test.meas_params",
-    ),  # fmt: skip
+    ),
     ("out.comment.test", (), "qrels.comment.test", "results.comment.test", "out.comment.test"),
 ]
 
 
-@pytest.mark.parametrize(("name", "args", "qrels", "results", "expected"), TEST_FOLDER_CASES, ids=[c[0] for c in TEST_FOLDER_CASES])
+@pytest.mark.parametrize(
+    ("name", "args", "qrels", "results", "expected"), TEST_FOLDER_CASES, ids=[c[0] for c in TEST_FOLDER_CASES]
+)
 def test_trec_eval_test_folder(capsys, name, args, qrels, results, expected):
     folder = tests_folder()
     if folder is None:

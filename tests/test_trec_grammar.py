@@ -38,7 +38,9 @@ def _streamed(path: str, kind: str) -> dict[str, dict[str, float]]:
 RUNS_READ_ALIKE = [
     pytest.param(b"q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1.5 t\nq2 Q0 d3 1 1 t\n", id="plain"),
     pytest.param(b"q1 Q0 d1 1 2.5 t extra\nq1 Q0 d2 2 1.5 t a b c\nq2 Q0 d3 1 1 t 7\n", id="fields-after-sixth"),
-    pytest.param(b"# header\nq1 Q0 d1 1 2.5 t\n   # indented comment\nq1 Q0 d2 2 1.5 t\nq2 Q0 d3 1 1 t\n", id="comments"),
+    pytest.param(
+        b"# header\nq1 Q0 d1 1 2.5 t\n   # indented comment\nq1 Q0 d2 2 1.5 t\nq2 Q0 d3 1 1 t\n", id="comments"
+    ),
     pytest.param(b"# a b c d e\nq1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1.5 t\nq2 Q0 d3 1 1 t\n", id="comment-of-six-fields"),
     pytest.param(b"q1\x0bQ0 d1 1 2.5 t\nq1\fQ0\td2 2 1.5 t\r\nq2 Q0 d3 1 1 t x\r\n", id="c-blanks-crlf"),
     pytest.param(b"q1 Q0 d1 1 2.5 t x\rq1 Q0 d2 2 1.5 t\rq2 Q0 d3 1 1 t y z\r", id="cr-only"),

@@ -116,23 +116,20 @@ TREC_MEASURES: tuple[TrecMeasure, ...] = (
 )
 _BY_NAME = {m.name: m for m in TREC_MEASURES}
 
+
 # trec_eval 10's nicknames (measures.c); a nickname marks each of its measures.
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(text.split())
+
+
 NICKNAMES: dict[str, tuple[str, ...]] = {
-    "official": (
-        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map",
-        "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P",
-    ),  # fmt: skip
-    "all_trec": (
-        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map",
-        "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P", "recall", "infAP", "gm_bpref",
-        "utility", "11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success",
-        "map_cut", "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G",
-        "set_P", "set_recall", "set_relative_P", "set_map", "set_F", "num_nonrel_judged_ret",
-    ),  # fmt: skip
-    "set": (
-        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P",
-        "set_recall", "set_relative_P", "set_map", "set_F",
-    ),  # fmt: skip
+    "official": _words("runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall P"),
+    "all_trec": _words(
+        "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall P recall "
+        "infAP gm_bpref utility 11pt_avg ndcg relative_P Rprec_mult success map_cut ndcg_cut ndcg_rel Rndcg "
+        "binG G set_P set_recall set_relative_P set_map set_F num_nonrel_judged_ret"
+    ),
+    "set": _words("runid num_q num_ret num_rel num_rel_ret utility set_P set_recall set_relative_P set_map set_F"),
 }
 
 # trec_eval's stand-in ranking for a query missing from the run under -c, and the values it
@@ -371,7 +368,9 @@ def _columns(printed: list[Printed], wanted: list[Measure], results: Results, mi
     return out
 
 
-def _per_query_rows(printed: list[Printed], columns: list[np.ndarray], query_ids: list[str]) -> list[tuple[str, str, float, bool]]:
+def _per_query_rows(
+    printed: list[Printed], columns: list[np.ndarray], query_ids: list[str]
+) -> list[tuple[str, str, float, bool]]:
     shown = [(p, c.tolist()) for p, c in zip(printed, columns, strict=True) if p.source.per_query]
     return [(p.name, q, values[i], p.integer) for i, q in enumerate(query_ids) for p, values in shown]
 
