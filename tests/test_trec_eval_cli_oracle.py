@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli_support import invoke
-from tests.trec_eval_oracle import binary, cases, run_binary, tests_folder, write_inputs
+from tests.trec_eval_oracle import binary, cases, run_binary, trec_eval_test_folder, write_inputs
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "trec_eval_cli"
 MISSING = "is not available in rankgate"
@@ -98,7 +98,7 @@ TEST_FOLDER_CASES = [
     ("name", "args", "qrels", "results", "expected"), TEST_FOLDER_CASES, ids=[c[0] for c in TEST_FOLDER_CASES]
 )
 def test_trec_eval_test_folder(capsys, name, args, qrels, results, expected):
-    folder = tests_folder()
+    folder = trec_eval_test_folder()
     if folder is None:
         pytest.skip("trec_eval's test folder: set RANKGATE_TREC_EVAL_TESTS to its path")
     if not all((folder / f).is_file() for f in (qrels, results, expected)):

@@ -42,7 +42,7 @@ def binary() -> str | None:
     return given if given and os.access(given, os.X_OK) else None
 
 
-def tests_folder() -> Path | None:
+def trec_eval_test_folder() -> Path | None:
     """trec_eval's own test folder (``RANKGATE_TREC_EVAL_TESTS``, or the one beside a ready oracle)."""
     given = os.environ.get("RANKGATE_TREC_EVAL_TESTS")
     if not given and READY.is_file():
