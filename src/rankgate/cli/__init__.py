@@ -29,6 +29,7 @@ _COMMANDS = {
     "store": ("rankgate.cli.store_cmd", "store_group", "Add, list and show stored results; set the baseline."),
     "report": ("rankgate.cli.report_cmd", "report_command", "Write an HTML report with plots and history."),
     "demo": ("rankgate.cli.demo_cmd", "demo_command", "Evaluate the built-in demo runs and print a table."),
+    "trec_eval": ("rankgate.cli.trec_eval_cmd", "trec_eval_command", "trec_eval's command line and output."),
 }
 
 

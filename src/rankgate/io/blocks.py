@@ -82,7 +82,7 @@ def _trec_blocks(path: str, kind: str, block_bytes: int) -> Iterator[Block]:
                 data, carry = data[:cut], data[cut:]
             if first_line == 1 and data.startswith(BOM):
                 data = data[len(BOM) :]
-            if data.strip():
+            if trec.has_content(data, layout.kind):
                 parsed = trec.parse(data, layout, path, first_line)
                 any_rows = True
                 t = parsed.table
@@ -90,7 +90,7 @@ def _trec_blocks(path: str, kind: str, block_bytes: int) -> Iterator[Block]:
                     qid=_strings(t["qid"]),
                     docid=_strings(t["docid"]),
                     value=parsed.values,
-                    where=_line_numbers(data, first_line, len(parsed.values)),
+                    where=_line_numbers(data, first_line, len(parsed.values), kind),
                 )
             first_line += trec.count_line_ends(data)
             if not chunk:
@@ -110,12 +110,12 @@ def _last_line_end(data: bytes) -> int:
     return max(data.rfind(b"\n", 0, end), data.rfind(b"\r", 0, end))
 
 
-def _line_numbers(data: bytes, first_line: int, rows: int) -> np.ndarray:
-    """Line of each parsed row: consecutive unless the block holds blank lines."""
+def _line_numbers(data: bytes, first_line: int, rows: int, kind: str) -> np.ndarray:
+    """Line of each parsed row: consecutive unless the block holds blank or comment lines."""
     lines = trec.count_line_ends(data) + (0 if data.endswith((b"\n", b"\r")) else 1)
     if lines == rows:
         return np.arange(first_line, first_line + rows, dtype=np.int64)
-    numbers = [i for i, raw in enumerate(trec.split_lines(data), start=first_line) if raw.strip()]
+    numbers = trec.content_line_numbers(data, kind, first_line)
     return np.asarray(numbers[:rows], dtype=np.int64)
 
 

@@ -1,5 +1,10 @@
 """TREC run (``qid Q0 docid rank score tag``) and qrels (``qid iter docid grade``) files.
 
+The grammar is trec_eval 10's: fields are separated by whitespace; a run line's fields after
+the sixth are ignored; a run line whose first non-blank character is ``#`` is a comment, and so
+is a qrels line that starts with ``#``. (Where rankgate reads a file differently from trec_eval,
+docs/semantics.md says so.)
+
 The fast path hands the bytes to Arrow's multi-threaded CSV parser. Whitespace that the
 parser cannot take (tabs, repeated or leading spaces) is normalized first. When Arrow
 rejects the input, a line-by-line scan finds the first bad line and says what is wrong
@@ -8,6 +13,7 @@ with it, so errors always name ``file:line`` and the offending text.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,9 +28,17 @@ from rankgate.errors import InputError
 from rankgate.io.source import BOM, DECOMPRESS_ERRORS, block_size_for, open_stream, read_bytes, sniff_codec
 from rankgate.io.values import plain_float, shown
 
-_IRREGULAR_WS = re.compile(rb"[ \t]+")
-_FIELD_SEP = re.compile(r"[ \t]+")
+_IRREGULAR_WS = re.compile(rb"[ \t\v\f]+")  # C's isspace, less the line ends
+_FIELD_SEP = re.compile(r"[ \t\v\f]+")
 _EDGE_WS = re.compile(rb"(?m)^ | (?=\r?$)")
+# Comment lines, blanked (not removed) so that line numbers stay right: trec_eval skips a run
+# line whose first non-blank character is "#", and a qrels line whose first character is "#".
+_COMMENTS = {
+    "run": re.compile(rb"(?m)^[ \t\v\f]*#[^\r\n]*"),
+    "qrels": re.compile(rb"(?m)^#[^\r\n]*"),
+}
+# A run line's fields after the sixth (trec_eval ignores them), once whitespace is single spaces.
+_EXTRA_FIELDS = re.compile(rb"(?m)^((?:[^ \r\n]+ ){5}[^ \r\n]+) [^\r\n]*")
 _MAX_GRADE = 2**53  # grades are read as float64; beyond this they are not exact
 # trec_eval reads a grade with atoi: "1e3" is 1 to it, 1000 to a float parser. Only the spellings
 # both read alike are taken: digits, optionally followed by ".0" ("2.0" is 2 to both).
@@ -66,6 +80,7 @@ QRELS_LAYOUT = Layout(
 
 
 _LINE_END = re.compile(rb"\r\n?|\n")
+_LONE_CR = re.compile(rb"\r(?!\n)")
 
 
 def split_lines(data: bytes) -> list[bytes]:
@@ -109,7 +124,7 @@ def read(path: str, layout: Layout, source: str) -> Parsed:
         return parse(read_bytes(path), layout, source)
     table = table.drop_columns([layout.keep[-1]])  # its float64 copy is in `values`
     release_unused()
-    return Parsed(table=table, values=values, locate=_locator(lambda: read_bytes(path), source))
+    return Parsed(table=table, values=values, locate=_locator(lambda: read_bytes(path), source, 1, layout.kind))
 
 
 def _suspicious(table: pa.Table) -> bool:
@@ -117,7 +132,9 @@ def _suspicious(table: pa.Table) -> bool:
     qids = table["qid"]
     if pa.types.is_dictionary(qids.type):
         qids = pa.chunked_array([c.dictionary for c in qids.chunks], type=qids.type.value_type)
-    return first_with_whitespace(qids) >= 0 or first_with_whitespace(table["docid"]) >= 0
+    if first_with_whitespace(qids) >= 0 or first_with_whitespace(table["docid"]) >= 0:
+        return True
+    return bool(pc.any(pc.starts_with(qids, "#")).as_py())  # a comment line with the right field count
 
 
 _BLOCK_SIZE = 1 << 22  # 4 MB: less peak memory
@@ -149,9 +166,9 @@ def parse(data: bytes, layout: Layout, source: str, first_line: int = 1) -> Pars
         data = data[len(BOM) :]
     if not data.strip():
         raise InputError(f"file is empty: expected {layout.kind} lines like {layout.hint}", source=source)
-    clean = data
-    if b"\t" in data or b"  " in data or data[:1] == b" " or b"\n " in data or b" \n" in data or b" \r" in data:
-        clean = _EDGE_WS.sub(b"", _IRREGULAR_WS.sub(b" ", data))
+    clean = normalize(data, layout)
+    if not clean.strip():
+        raise InputError(f"file holds only comments: expected {layout.kind} lines like {layout.hint}", source=source)
     try:
         table = _read_csv(pa.BufferReader(clean), layout, block_size_for(clean, _BLOCK_SIZE))
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError) as e:
@@ -163,7 +180,52 @@ def parse(data: bytes, layout: Layout, source: str, first_line: int = 1) -> Pars
         raise InputError(
             f"cannot read a {layout.keep[-1]} of this {layout.kind} file", source=source
         )  # diagnose names the line first
-    return Parsed(table=table, values=values, locate=_locator(lambda: data, source, first_line))
+    return Parsed(table=table, values=values, locate=_locator(lambda: data, source, first_line, layout.kind))
+
+
+def normalize(data: bytes, layout: Layout) -> bytes:
+    """``data`` as Arrow's parser can take it, lines kept where they are.
+
+    Comment lines are blanked, runs of whitespace become one space (none at a line's edges), a
+    lone ``\\r`` (old Mac line end) becomes ``\\n``, and a run line loses its fields after the sixth.
+    """
+    clean = data
+    if b"\r" in clean:
+        clean = _LONE_CR.sub(b"\n", clean)
+    if b"#" in clean:
+        clean = _COMMENTS[layout.kind].sub(b"", clean)
+    if (
+        b"\t" in clean
+        or b"  " in clean
+        or clean[:1] == b" "
+        or b"\n " in clean
+        or b" \n" in clean
+        or b" \r" in clean
+        or b"\v" in clean
+        or b"\f" in clean
+    ):
+        clean = _EDGE_WS.sub(b"", _IRREGULAR_WS.sub(b" ", clean))
+    if layout.kind == "run":
+        clean = _EXTRA_FIELDS.sub(rb"\1", clean)
+    return clean
+
+
+def is_content(line: bytes, kind: str) -> bool:
+    """Whether one line of a ``kind`` ("run" or "qrels") file holds data: not blank, not a comment."""
+    text = line.lstrip(b" \t\v\f") if kind == "run" else line
+    return bool(line.strip()) and not text.startswith(b"#")
+
+
+def has_content(data: bytes, kind: str) -> bool:
+    """Whether ``data`` holds a line that is neither blank nor a comment."""
+    if b"#" in data:
+        data = _COMMENTS[kind].sub(b"", _LONE_CR.sub(b"\n", data) if b"\r" in data else data)
+    return bool(data.strip())
+
+
+def content_line_numbers(data: bytes, kind: str, first_line: int = 1) -> list[int]:
+    """The numbers of ``data``'s lines that hold data (what each parsed row's ``file:line`` says)."""
+    return [i for i, raw in enumerate(split_lines(data), start=first_line) if is_content(raw, kind)]
 
 
 def _values(table: pa.Table, layout: Layout) -> np.ndarray | None:
@@ -198,16 +260,17 @@ def diagnose(data: bytes, layout: Layout, source: str, first_line: int = 1) -> N
         except UnicodeDecodeError:
             raise InputError("line is not valid UTF-8", source=source, line=number, text=repr(line)[2:-1]) from None
         fields = [f for f in _FIELD_SEP.split(text) if f]  # as Arrow splits: not on U+00A0 etc.
-        if not fields:
+        if not fields or not is_content(line, layout.kind):
             continue
-        if len(fields) != layout.width:
+        if len(fields) < layout.width or (layout.kind == "qrels" and len(fields) > layout.width):
             guess = ""
             if layout.kind == "qrels" and len(fields) == 6:
                 guess = "; this looks like a run line: pass the qrels first, then the run"
             elif layout.kind == "run" and len(fields) == 4:
                 guess = "; this looks like a qrels line: pass the qrels first, then the run"
+            least = "at least " if layout.kind == "run" else ""  # trec_eval ignores a run line's later fields
             raise InputError(
-                f"expected {layout.width} fields {layout.hint}, found {len(fields)}{guess}",
+                f"expected {least}{layout.width} fields {layout.hint}, found {len(fields)}{guess}",
                 source=source,
                 line=number,
                 text=text,
@@ -247,16 +310,44 @@ def _check_grade(value: str, source: str, number: int, text: str) -> None:
         raise InputError(f"grade {shown(value)} is too large", source=source, line=number, text=text)
 
 
-def _locator(load: Callable[[], bytes], source: str, first_line: int = 1) -> Callable[[int], str]:
-    """Map a parsed row to ``source:line`` (blank lines make the two differ); reads lazily."""
+def _locator(load: Callable[[], bytes], source: str, first_line: int = 1, kind: str = "run") -> Callable[[int], str]:
+    """Map a parsed row to ``source:line`` (blank and comment lines make the two differ); reads lazily."""
     cache: list[int] = []
 
     def locate(row: int) -> str:
         if not cache:
-            cache.extend(i for i, raw in enumerate(split_lines(load()), start=first_line) if raw.strip())
+            cache.extend(content_line_numbers(load(), kind, first_line))
         return f"{source}:{cache[row]}" if 0 <= row < len(cache) else f"{source} row {row + 1}"
 
     return locate
+
+
+def last_run_tag(path: str) -> str:
+    """The sixth field of the last data line of a run file: what trec_eval prints as ``runid``.
+
+    Reads the file's tail only, unless the file is compressed.
+    """
+    if sniff_codec(path) is None:
+        size = os.path.getsize(path)
+        step = 1 << 16
+        with open(path, "rb") as f:
+            while True:
+                start = max(0, size - step)
+                f.seek(start)
+                tail = f.read(size - start)
+                tag = _last_tag(tail if start == 0 else tail[tail.find(b"\n") + 1 :])
+                if tag is not None or start == 0:
+                    return tag or ""
+                step *= 4
+    return _last_tag(read_bytes(path)) or ""
+
+
+def _last_tag(data: bytes) -> str | None:
+    for line in reversed(split_lines(data)):
+        if is_content(line, "run"):
+            fields = line.split()
+            return fields[5].decode("utf-8", "replace") if len(fields) >= 6 else None
+    return None
 
 
 def write_run_lines(rows: list[tuple[str, str, int, float]], tag: str) -> str:

@@ -1,0 +1,177 @@
+"""`rankgate trec_eval`: trec_eval's command line and output, on hand-worked files.
+
+The values below are worked by hand from trec_eval's definitions; byte identity with the
+trec_eval binary itself is checked in test_trec_eval_cli_oracle.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rankgate.compat import trec_eval as te
+from rankgate.errors import MeasureError
+from tests.cli_support import invoke
+
+QRELS = "q1 0 a 1\nq1 0 b 0\nq2 0 c 2\nq3 0 x 1\n"
+# the tag of the last line is the runid trec_eval prints; fields after the sixth are ignored
+RUN = "q1 Q0 b 1 2.0 first\nq1 Q0 a 2 1.0 first extra words\nq2 Q0 c 1 1 last\n"
+
+
+@pytest.fixture
+def files(tmp_path):
+    q, r = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    q.write_text(QRELS)
+    r.write_text(RUN)
+    return str(q), str(r)
+
+
+def _line(name: str, qid: str, value: str) -> str:
+    return f"{name:<22}\t{qid}\t{value}\n"
+
+
+MEASURES = ["-m", "num_q", "-m", "num_ret", "-m", "num_rel", "-m", "num_rel_ret", "-m", "map", "-m", "P.5"]
+MEASURES += ["-m", "recip_rank", "-m", "runid"]
+
+
+def test_summary_over_queries_in_both_files(capsys, files):
+    code, out, err = invoke(capsys, "trec_eval", *MEASURES, *files)
+    assert code == 0, err
+    assert out == "".join(
+        [
+            _line("runid", "all", "last"),
+            _line("num_q", "all", "2"),
+            _line("num_ret", "all", "3"),
+            _line("num_rel", "all", "2"),
+            _line("num_rel_ret", "all", "2"),
+            _line("map", "all", "0.7500"),  # q1: relevant a at rank 2 -> 1/2; q2: 1
+            _line("recip_rank", "all", "0.7500"),
+            _line("P_5", "all", "0.2000"),
+        ]
+    )
+
+
+def test_complete_per_query_rows_and_missing_query(capsys, files):
+    """-c: q3 (not in the run) is evaluated and keeps its num_rel; per-query rows in byte order."""
+    code, out, err = invoke(capsys, "trec_eval", "-q", "-c", "-m", "num_rel", "-m", "num_ret", "-m", "map", *files)
+    assert code == 0, err
+    rows = [
+        ("num_ret", "q1", "2"), ("num_rel", "q1", "1"), ("map", "q1", "0.5000"),
+        ("num_ret", "q2", "1"), ("num_rel", "q2", "1"), ("map", "q2", "1.0000"),
+        ("num_ret", "q3", "0"), ("num_rel", "q3", "1"), ("map", "q3", "0.0000"),
+        ("num_ret", "all", "3"), ("num_rel", "all", "3"), ("map", "all", "0.5000"),
+    ]  # fmt: skip
+    assert out == "".join(_line(*r) for r in rows)
+
+
+def test_level_for_rel_and_no_summary(capsys, files):
+    """-l2: only q2's c is relevant; -n leaves the summary out."""
+    code, out, _ = invoke(capsys, "trec_eval", "-q", "-n", "-l2", "-m", "num_rel_ret", "-m", "P.1", *files)
+    assert code == 0
+    assert out == "".join(
+        _line(*r)
+        for r in [
+            ("num_rel_ret", "q1", "0"),
+            ("P_1", "q1", "0.0000"),
+            ("num_rel_ret", "q2", "1"),
+            ("P_1", "q2", "1.0000"),
+        ]
+    )
+
+
+def test_max_per_topic_and_judged_only(capsys, tmp_path):
+    q, r = tmp_path / "q", tmp_path / "r"
+    q.write_text("q1 0 a 1\nq1 0 c 0\n")
+    r.write_text("q1 Q0 u 1 3 t\nq1 Q0 a 2 2 t\nq1 Q0 c 3 1 t\n")  # u is unjudged
+    code, out, _ = invoke(capsys, "trec_eval", "-M", "1", "-m", "num_ret", "-m", "recip_rank", str(q), str(r))
+    assert code == 0 and out == _line("num_ret", "all", "1") + _line("recip_rank", "all", "0.0000")
+    code, out, _ = invoke(capsys, "trec_eval", "-J", "-m", "num_ret", "-m", "recip_rank", str(q), str(r))
+    assert code == 0 and out == _line("num_ret", "all", "2") + _line("recip_rank", "all", "1.0000")
+
+
+def test_query_order_is_byte_order(capsys, tmp_path):
+    q, r = tmp_path / "q", tmp_path / "r"
+    ids = ["q9", "q10", "Q1"]
+    q.write_text("".join(f"{i} 0 d 1\n" for i in ids))
+    r.write_text("".join(f"{i} Q0 d 1 1 t\n" for i in ids))
+    code, out, _ = invoke(capsys, "trec_eval", "-q", "-n", "-m", "P.1", str(q), str(r))
+    assert code == 0
+    assert [line.split("\t")[1] for line in out.splitlines()] == ["Q1", "q10", "q9"]
+
+
+@pytest.mark.parametrize(
+    ("requests", "printed"),
+    [
+        (["P.10,5", "map"], ["map", "P_5", "P_10"]),  # table order; cutoffs sorted
+        (["P.5", "P.10"], ["P_5"]),  # the first request with parameters wins, as in trec_eval
+        (["P", "P.20"], ["P_20"]),
+        (["success"], ["success_1", "success_5", "success_10"]),
+        (["ndcg_cut"], [f"ndcg_cut_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)]),
+        (["map_cut.100", "recall.7"], ["recall_7", "map_cut_100"]),
+    ],
+)
+def test_request_expansion(requests, printed):
+    assert [p.name for p in te.expand_requests(requests)] == printed
+
+
+def test_printed_names_map_to_canonical_measures():
+    got = {
+        p.name: str(p.measure) for p in te.expand_requests(["P.5", "ndcg_cut.10", "map", "recall.100", "recip_rank"])
+    }
+    assert got == {"P_5": "P@5", "ndcg_cut_10": "nDCG@10", "map": "AP", "recall_100": "R@100", "recip_rank": "RR"}
+
+
+@pytest.mark.parametrize(
+    ("request_", "words"),
+    [
+        ("P_5", "not a trec_eval measure"),  # trec_eval: illegal measure
+        ("ndcg_cut.", "no parameters after it"),
+        ("P.0", "must be > 0"),
+        ("P.5,5", "repeat"),
+        ("P.x", "whole numbers"),
+        ("map.5", "takes no parameters"),
+        ("relstring", "rankgate does not compute it"),
+        ("ndcg.1=3", "does not take parameters"),
+    ],
+)
+def test_bad_requests_exit_2(capsys, files, request_, words):
+    code, out, err = invoke(capsys, "trec_eval", "-m", request_, *files)
+    assert code == 2 and out == ""
+    assert err.startswith("rankgate: error: ") and words in err and "Traceback" not in err
+
+
+def test_missing_rankgate_measure_is_named(monkeypatch):
+    def refuse(name):
+        raise MeasureError(f"Unknown measure {name!r}.")
+
+    monkeypatch.setattr(te, "parse_measure", refuse)
+    with pytest.raises(MeasureError, match=r"trec_eval's 'map' .* is not available in rankgate"):
+        te.expand_requests(["map"])
+
+
+def test_no_shared_query_exits_2(capsys, tmp_path):
+    q, r = tmp_path / "q", tmp_path / "r"
+    q.write_text("q1 0 a 1\n")
+    r.write_text("q2 Q0 a 1 1 t\n")
+    code, _, err = invoke(capsys, "trec_eval", str(q), str(r), "-m", "map")
+    assert code == 2 and "No queries with both results and relevance info" in err
+
+
+def test_level_zero_is_refused(capsys, files):
+    code, _, err = invoke(capsys, "trec_eval", "-l0", "-m", "map", *files)
+    assert code == 2 and "-l >= 1" in err
+
+
+def _all_trec_missing() -> str:
+    try:
+        te.expand_requests(["all_trec"])
+    except MeasureError as e:
+        return str(e)
+    return ""
+
+
+@pytest.mark.skipif(bool(_all_trec_missing()), reason=f"all_trec incomplete: {_all_trec_missing()[:200]}")
+def test_all_trec_runs(capsys, files):
+    code, out, err = invoke(capsys, "trec_eval", "-q", "-c", "-m", "all_trec", *files)
+    assert code == 0, err
+    names = {line.split("\t")[0].rstrip() for line in out.splitlines()}
+    assert {"runid", "num_q", "gm_map", "P_5", "set_F", "num_nonrel_judged_ret"} <= names

@@ -1,0 +1,76 @@
+"""The trec_eval binary as a test-only oracle, and the inputs both tools are run on.
+
+The binary is found through ``RANKGATE_TREC_EVAL`` (its path) or a file ``/work/oracle/READY``
+holding its path; trec_eval's own test folder through ``RANKGATE_TREC_EVAL_TESTS`` (or beside the oracle).
+`cases` is shared by the oracle test and ``tests/make_trec_eval_cli_goldens.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from tests.randomized import random_collection
+
+READY = Path("/work/oracle/READY")
+SEEDS = (1, 2, 3, 4)
+# (case name, trec_eval options): ties, negative grades and missing queries come from the inputs
+OPTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("summary", ()),
+    ("q", ("-q",)),
+    ("qc", ("-q", "-c")),
+    ("qcl2", ("-q", "-c", "-l", "2")),
+    ("qJ", ("-q", "-J")),
+    ("qM5", ("-q", "-M", "5")),
+    ("qcJM3", ("-q", "-c", "-J", "-M3")),
+    ("n", ("-q", "-n", "-l2")),
+)
+# the measures rankgate computes today, as trec_eval requests (official and all_trec are tried too)
+MEASURES = (
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "bpref", "recip_rank",
+    "P", "recall.1,3,10", "ndcg_cut.3,10", "map_cut", "success", "ndcg",
+)  # fmt: skip
+NICKNAMES = ("official", "all_trec", "set")
+
+
+def binary() -> str | None:
+    """The trec_eval binary's path, or None."""
+    given = os.environ.get("RANKGATE_TREC_EVAL")
+    if not given and READY.is_file():
+        given = READY.read_text().strip()
+    return given if given and os.access(given, os.X_OK) else None
+
+
+def trec_eval_test_folder() -> Path | None:
+    """trec_eval's own test folder (``RANKGATE_TREC_EVAL_TESTS``, or the one beside a ready oracle)."""
+    given = os.environ.get("RANKGATE_TREC_EVAL_TESTS")
+    if not given and READY.is_file():
+        given = str(READY.parent / "trec_eval_src" / "test")
+    return Path(given) if given and Path(given).is_dir() else None
+
+
+def write_inputs(folder: Path, seed: int) -> tuple[Path, Path]:
+    """Random TREC files with ties, graded and negative grades and queries missing on either side."""
+    qrels, run = random_collection(seed, n_queries=14, n_docs=40, max_depth=25)
+    q, r = folder / f"qrels.{seed}", folder / f"run.{seed}"
+    q.write_text("".join(f"{qid} 0 {d} {g}\n" for qid, docs in qrels.items() for d, g in docs.items()))
+    lines = []
+    for qid, docs in run.items():
+        for rank, (d, s) in enumerate(docs.items(), start=1):
+            lines.append(f"{qid} Q0 {d} {rank} {s!r} tag{seed}{' extra' if rank == 3 else ''}\n")
+    r.write_text("".join(lines))
+    return q, r
+
+
+def cases() -> list[tuple[str, int, tuple[str, ...]]]:
+    """(case id, seed, argument list before the two files)."""
+    measure_args = tuple(a for m in MEASURES for a in ("-m", m))
+    out = [(f"s{seed}-{name}", seed, (*opts, *measure_args)) for seed in SEEDS for name, opts in OPTIONS]
+    out += [(f"s1-{nick}", 1, ("-q", "-c", "-m", nick)) for nick in NICKNAMES]
+    return out
+
+
+def run_binary(path: str, args: tuple[str, ...], qrels: Path, run: Path) -> tuple[int, bytes]:
+    done = subprocess.run([path, *args, str(qrels), str(run)], capture_output=True, timeout=60, check=False)
+    return done.returncode, done.stdout
