@@ -88,7 +88,7 @@ def test_copy_score_hand_worked() -> None:
     assert copy_score("three four five six".split(), p) == 1.0
     assert copy_score("three four nine five six".split(), p) == 0.8  # one word added
     assert copy_score("three four five nine".split(), p) == 0.75  # one replaced
-    assert copy_score("two four six eight".split(), p) == 0.5  # two of four dropped between
+    assert copy_score("two four six eight".split(), p) == 0.25  # three words to add between them
     assert copy_score("nine ten".split(), p) == 0.0 and copy_score([], p) == 0.0
 
 
