@@ -17,13 +17,13 @@ def render(body: Mapping[str, Any], fmt: str, *, title: str) -> str:
 
     from rankgate.render.eval import to_text
 
-    summary = Table(title=title)
+    summary = Table()
     summary.add_column("measure")
     summary.add_column("mean", justify="right")
     for name in body["measures"]:
         summary.add_row(name, f"{body['aggregate'][name]:.4f}")
     counts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in body["queries"].items())
-    parts = [to_text(summary), f"queries: {counts}\n"]
+    parts = [f"{title}\n", to_text(summary), f"queries: {counts}\n"]
     for line in body.get("notes", []):
         parts.append(f"note: {line}\n")
     per_query = body.get("per_query")
