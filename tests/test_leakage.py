@@ -12,6 +12,7 @@ from rankgate.io.texts import read_corpus, read_queries
 from rankgate.label.leakage import copy_score, find_leakage, shingles
 from tests.cli_support import invoke
 
+
 def _demo() -> tuple[dict[str, str], dict[str, str]]:
     folder = Path(__file__).resolve().parents[1] / "src" / "rankgate" / "data" / "demo"
     return read_corpus(folder / "corpus.jsonl"), read_queries(folder / "queries.jsonl")
@@ -42,8 +43,14 @@ def _planted() -> tuple[dict[str, str], dict[str, str], set[tuple[str, str]]]:
     corpus, queries = _demo()
     rng = random.Random(3)
     long_queries = [q for q, t in queries.items() if len(t.split()) >= 7]
-    plan = list(zip(long_queries[:8], ["verbatim", "verbatim", "replace", "drop", "case", "replace", "drop", "case"]))
-    plan_answers = list(zip(ANSWERS, ["verbatim", "replace", "drop"]))
+    plan = list(
+        zip(
+            long_queries[:8],
+            ["verbatim", "verbatim", "replace", "drop", "case", "replace", "drop", "case"],
+            strict=True,
+        )
+    )
+    plan_answers = list(zip(ANSWERS, ["verbatim", "replace", "drop"], strict=True))
     targets = rng.sample(sorted(corpus), len(plan) + len(plan_answers))
     planted = set()
     for (qid, how), pid in zip(plan, targets, strict=False):
@@ -84,12 +91,12 @@ def test_untouched_demo_collection_flags_nothing() -> None:
 
 
 def test_copy_score_hand_worked() -> None:
-    p = "one two three four five six seven eight".split()
-    assert copy_score("three four five six".split(), p) == 1.0
-    assert copy_score("three four nine five six".split(), p) == 0.8  # one word added
-    assert copy_score("three four five nine".split(), p) == 0.75  # one replaced
-    assert copy_score("two four six eight".split(), p) == 0.25  # three words to add between them
-    assert copy_score("nine ten".split(), p) == 0.0 and copy_score([], p) == 0.0
+    p = ["one", "two", "three", "four", "five", "six", "seven", "eight"]
+    assert copy_score(["three", "four", "five", "six"], p) == 1.0
+    assert copy_score(["three", "four", "nine", "five", "six"], p) == 0.8  # one word added
+    assert copy_score(["three", "four", "five", "nine"], p) == 0.75  # one replaced
+    assert copy_score(["two", "four", "six", "eight"], p) == 0.25  # three words to add between them
+    assert copy_score(["nine", "ten"], p) == 0.0 and copy_score([], p) == 0.0
 
 
 def test_threshold_and_min_words() -> None:
@@ -105,11 +112,20 @@ def test_threshold_and_min_words() -> None:
 def test_cli_lists_and_drops(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     corpus, queries, planted = _planted()
     (tmp_path / "corpus.jsonl").write_text("".join(json.dumps({"_id": k, "text": v}) + "\n" for k, v in corpus.items()))
-    (tmp_path / "queries.jsonl").write_text("".join(json.dumps({"_id": k, "text": v}) + "\n" for k, v in queries.items()))
+    (tmp_path / "queries.jsonl").write_text(
+        "".join(json.dumps({"_id": k, "text": v}) + "\n" for k, v in queries.items())
+    )
     (tmp_path / "answers.jsonl").write_text(
         "".join(json.dumps({"query_id": k, "answers": v}) + "\n" for k, v in ANSWERS.items())
     )
-    args = ["label", "leakage", "--queries", str(tmp_path / "queries.jsonl"), "--corpus", str(tmp_path / "corpus.jsonl")]
+    args = [
+        "label",
+        "leakage",
+        "--queries",
+        str(tmp_path / "queries.jsonl"),
+        "--corpus",
+        str(tmp_path / "corpus.jsonl"),
+    ]
     args += ["--answers", str(tmp_path / "answers.jsonl"), "--drop-out", str(tmp_path / "clean.jsonl")]
     code, out, err = invoke(capsys, *args, "--format", "json", "--check")
     assert code == 1, err

@@ -14,13 +14,29 @@ from rankgate.label.leakage import DEFAULT_MIN_WORDS, DEFAULT_N, DEFAULT_THRESHO
 @click.option("--queries", "queries_path", required=True, type=click.Path(dir_okay=False), help="Queries file.")
 @click.option("--answers", "answers_path", type=click.Path(dir_okay=False), help="Reference answers JSONL.")
 @click.option("--corpus", required=True, type=click.Path(dir_okay=False), help="The corpus the retriever indexes.")
-@click.option("-n", "--ngram", "n", type=click.IntRange(min=1), default=DEFAULT_N, show_default=True, help="Words per shingle (candidate search).")
 @click.option(
-    "--threshold", type=click.FloatRange(0, 1, min_open=True), default=DEFAULT_THRESHOLD, show_default=True,
+    "-n",
+    "--ngram",
+    "n",
+    type=click.IntRange(min=1),
+    default=DEFAULT_N,
+    show_default=True,
+    help="Words per shingle (candidate search).",
+)
+@click.option(
+    "--threshold",
+    type=click.FloatRange(0, 1, min_open=True),
+    default=DEFAULT_THRESHOLD,
+    show_default=True,
     help="Copy score (1 - word edits / words) at which an item is flagged.",
 )
-@click.option("--min-words", type=click.IntRange(min=1), default=DEFAULT_MIN_WORDS, show_default=True,
-              help="Shorter items are not checked.")
+@click.option(
+    "--min-words",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MIN_WORDS,
+    show_default=True,
+    help="Shorter items are not checked.",
+)
 @click.option("--drop-out", type=click.Path(dir_okay=False), help="Write the queries without the leaked ones here.")
 @click.option("--check", is_flag=True, help="Exit 1 when anything leaked (for CI).")
 @format_option(["text", "json"], default="text")

@@ -12,16 +12,25 @@ from rankgate.cli.options import emit, format_option, output_file_option
 @click.argument("run_b", type=click.Path(dir_okay=False))
 @click.option("-k", "--k", "ks", multiple=True, type=click.IntRange(min=1), help="Cutoff; repeat. Default: 10.")
 @click.option(
-    "--p", "p", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.9, show_default=True,
+    "--p",
+    "p",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.9,
+    show_default=True,
     help="RBO persistence: the weight of rank d is p^(d-1).",
 )
 @click.option(
-    "--queries", type=click.Choice(["union", "intersection"]), default="union", show_default=True,
+    "--queries",
+    type=click.Choice(["union", "intersection"]),
+    default="union",
+    show_default=True,
     help="union: a query only one run has scores 0; intersection: only queries in both.",
 )
 @click.option("--ties", type=click.Choice(["trec", "input"]), default="trec", show_default=True, help="Tie rule.")
 @click.option("--worst", type=click.IntRange(min=0), default=10, show_default=True, help="Worst queries listed.")
-@click.option("--per-query", is_flag=True, help="List every query, not only the worst (text; json always has per_query).")
+@click.option(
+    "--per-query", is_flag=True, help="List every query, not only the worst (text; json always has per_query)."
+)
 @format_option(["text", "json"], default="text")
 @output_file_option
 def overlap_command(

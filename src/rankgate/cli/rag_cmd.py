@@ -21,7 +21,9 @@ def rag_group() -> None:
 @click.option("--run", "run_path", required=True, type=click.Path(dir_okay=False), help="Run of passages or chunks.")
 @click.option("--corpus", required=True, type=click.Path(dir_okay=False), help="Passage texts: BEIR JSONL, JSON, TSV.")
 @click.option("--answers", "answers_path", required=True, type=click.Path(dir_okay=False), help="Answers JSONL.")
-@click.option("-k", "--k", "ks", multiple=True, type=click.IntRange(min=1), help="Cutoff; repeat. Default: 1, 5, 10, 20.")
+@click.option(
+    "-k", "--k", "ks", multiple=True, type=click.IntRange(min=1), help="Cutoff; repeat. Default: 1, 5, 10, 20."
+)
 @click.option("--ties", type=click.Choice(["trec", "input"]), default="trec", show_default=True, help="Tie rule.")
 @click.option("--per-query", is_flag=True, help="Also print each query's values and first answer rank.")
 @format_option(["text", "json"], default="text")

@@ -217,5 +217,11 @@ def run_overlap(
         "only_b": len(set(lists_b) - both),
         "evaluated": n,
     }
-    settings = {"ks": cutoffs, "p": p, "queries": queries, "ties": ties, "rbo": "extrapolated (Webber et al. 2010, eq. 32)"}
+    settings = {
+        "ks": cutoffs,
+        "p": p,
+        "queries": queries,
+        "ties": ties,
+        "rbo": "extrapolated (Webber et al. 2010, eq. 32)",
+    }
     return Overlap((a.name or "a", b.name or "b"), names, per_query, aggregate, counts, settings)

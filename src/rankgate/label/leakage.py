@@ -142,13 +142,15 @@ def find_leakage(
     if not (isinstance(n, int) and n >= 1):
         raise ConfigError(f"The 'n' parameter must be an int >= 1. Got {n!r} instead.", key_path="n")
     if not (isinstance(threshold, int | float) and 0 < threshold <= 1):
-        raise ConfigError(f"The 'threshold' parameter must be in (0, 1]. Got {threshold!r} instead.", key_path="threshold")
+        raise ConfigError(
+            f"The 'threshold' parameter must be in (0, 1]. Got {threshold!r} instead.", key_path="threshold"
+        )
     items, counts = _items(queries, answers or {}, n, min_words)
     index: dict[str, list[int]] = defaultdict(list)
     for i, (_, _, _, grams) in enumerate(items):
         for g in grams:
             index[g].append(i)
-    shared: dict[int, list[tuple[int, str, str]]] = defaultdict(list)  # item -> (shingles shared, pid, text)
+    shared: dict[int, list[tuple[int, int, str, str]]] = defaultdict(list)  # item -> (shared, -position, pid, text)
     pairs = passages.items() if isinstance(passages, Mapping) else passages
     checked = 0
     for pid, text in pairs:
@@ -158,11 +160,11 @@ def find_leakage(
             for i in index[g]:
                 hits[i] += 1
         for i, count in hits.items():
-            _keep_top(shared[i], (count, pid, text))
+            _keep_top(shared[i], (count, -checked, pid, text))
     best: dict[int, tuple[float, str, str]] = {}
     for i, candidates in shared.items():
         words = normalize_answer(items[i][2]).split()
-        scored = [(copy_score(words, normalize_answer(text).split()), pid, text) for _, pid, text in candidates]
+        scored = [(copy_score(words, normalize_answer(text).split()), pid, text) for *_, pid, text in candidates]
         best[i] = min(scored, key=lambda t: (-t[0], t[1]))
     found = [_leak(items[i], *best[i]) for i in sorted(best, key=lambda i: (-best[i][0], items[i][1], i))]
     counts["passages"] = checked
@@ -178,27 +180,14 @@ def find_leakage(
 CANDIDATES = 10  # passages per item, those sharing the most shingles, scored in full
 
 
-def _keep_top(heap: list[tuple[int, str, str]], entry: tuple[int, str, str]) -> None:
-    """Keep the `CANDIDATES` entries sharing the most shingles (fewest-first heap; ties: the smaller id stays)."""
+def _keep_top(heap: list[tuple[int, int, str, str]], entry: tuple[int, int, str, str]) -> None:
+    """Keep the `CANDIDATES` entries ``(shared, -position, id, text)`` sharing the most shingles (ties: the earlier)."""
     import heapq
 
-    keyed = (entry[0], _Desc(entry[1]), entry[2])
     if len(heap) < CANDIDATES:
-        heapq.heappush(heap, keyed)  # type: ignore[arg-type]
-    elif keyed > heap[0]:  # type: ignore[operator]
-        heapq.heapreplace(heap, keyed)  # type: ignore[arg-type]
-
-
-class _Desc(str):
-    """A string ordered backwards, so that in a fewest-first heap the larger id goes first."""
-
-    __slots__ = ()
-
-    def __lt__(self, other: object) -> bool:
-        return str.__gt__(self, other)  # type: ignore[operator]
-
-    def __gt__(self, other: object) -> bool:
-        return str.__lt__(self, other)  # type: ignore[operator]
+        heapq.heappush(heap, entry)
+    elif entry[:2] > heap[0][:2]:
+        heapq.heapreplace(heap, entry)
 
 
 def copy_score(item: list[str], passage: list[str]) -> float:
@@ -260,9 +249,7 @@ def _leak(item: tuple[str, str, str, set[str]], score: float, pid: str, passage:
     return Leak(kind, qid, text, pid, round(score, 6), verbatim, passage)
 
 
-def write_queries_without(
-    queries: Mapping[str, str], drop: set[str], path: str | os.PathLike[str]
-) -> int:
+def write_queries_without(queries: Mapping[str, str], drop: set[str], path: str | os.PathLike[str]) -> int:
     """Write ``queries`` less the ids in ``drop`` as BEIR JSONL (atomically); how many were written."""
     import json
 
