@@ -5,6 +5,7 @@ Its subcommands (the human-review round trip, agreement, tiers) live in `rankgat
 
 from __future__ import annotations
 
+import importlib
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -265,3 +266,4 @@ def _show(result: JobResult, fmt: str, per_query: bool) -> None:
 
 for _subcommand in (sample_command, import_command, agreement_command, merge_command, judges_command):
     label_command.add_command(_subcommand)
+label_command.add_command(importlib.import_module("rankgate.cli.label_leakage_cmd").leakage_command)
