@@ -35,10 +35,9 @@ def _judged_nonneg(b: RankedBlock) -> np.ndarray:
     return b.judged & (b.grade >= 0)
 
 
-def lround(x: np.ndarray) -> np.ndarray:
-    """C's ``lround`` for x >= 0: halves away from zero (``floor(x + 0.5)`` errs just below 0.5)."""
-    whole = np.floor(x)
-    return (whole + (x - whole >= 0.5)).astype(np.int64)
+def needed(level: float, big_r: np.ndarray) -> np.ndarray:
+    """trec_eval 10.0's doc count for a fraction of R: C's ``(long)(level * R + 0.9)``."""
+    return (level * big_r + 0.9).astype(np.int64)
 
 
 # -- set measures: the whole ranking as an unranked set -----------------------------------
@@ -72,7 +71,8 @@ def utility(b: RankedBlock, m: Measure) -> np.ndarray:
     ret = b.depth.astype(np.float64)
     big_r = b.num_rel(m.get("rel"))
     a, bb, c, d = (float(m.get(k)) for k in ("a", "b", "c", "d"))
-    return a * rr + bb * (ret - rr) + c * (big_r - rr) + d * (int(m.get("num_docs")) + rr - ret - big_r)
+    value = a * rr + bb * (ret - rr) + c * (big_r - rr) + d * (int(m.get("num_docs")) + rr - ret - big_r)
+    return np.where(ret > 0, value, 0.0)  # trec_eval -c: a query missing from the run scores 0
 
 
 def num_nonrel_judged_ret(b: RankedBlock, m: Measure) -> np.ndarray:
@@ -99,7 +99,7 @@ def unjudged(b: RankedBlock, m: Measure) -> np.ndarray:
 
 
 def r_precision_mult(b: RankedBlock, m: Measure) -> np.ndarray:
-    cut = (float(m.get("mult")) * b.num_rel(m.get("rel")) + 0.9).astype(np.int64)  # C's (long)(x * R + 0.9)
+    cut = needed(float(m.get("mult")), b.num_rel(m.get("rel")))
     return _safe_div(_rel_ret(b, m.get("rel"), b.rank < cut[b.row_query]), cut.astype(np.float64))
 
 
@@ -125,7 +125,7 @@ def _iprec(b: RankedBlock, rel: int, levels: tuple[float, ...]) -> np.ndarray:
     big_r = b.num_rel(rel)
     out = np.zeros((b.n_queries, len(levels)))
     for j, level in enumerate(levels):
-        need = lround(level * big_r)  # relevant docs to reach this recall
+        need = needed(level, big_r)  # relevant docs to reach this recall
         ok = (need <= found) & (found > 0)
         out[ok, j] = best_after[offsets[:-1][ok] + np.maximum(need[ok], 1) - 1]
     return out

@@ -67,7 +67,7 @@ _spec(
     "IPrec", (TK, "iprec_at_recall"), "iprec_at_recall",
     summary="Interpolated precision at a recall level",
     definition=(
-        "n = round(recall * R), halves up; 0 when more than the relevant docs retrieved. Else the highest "
+        "n = floor(recall * R + 0.9) (trec_eval 10.0); 0 when n > relevant docs retrieved. Else the highest "
         "precision at the rank of any relevant doc from the n-th (the first when n = 0) down"
     ),
     params=(_number("recall", 0.0, "recall level", 0.0, 1.0), REL),
@@ -107,7 +107,7 @@ _spec(
     summary="Set utility: weighted counts of the contingency table",
     definition=(
         "a * relret + b * (ret - relret) + c * (R - relret) + d * (num_docs + relret - ret - R), "
-        "ret = docs retrieved, relret = relevant docs retrieved"
+        "ret = docs retrieved, relret = relevant docs retrieved; 0 when nothing was retrieved (trec_eval -c)"
     ),
     params=(
         _number("a", 1.0, "worth of a relevant retrieved doc", -math.inf),

@@ -58,6 +58,8 @@ def set_f(ranking, judgments, m, max_grade):  # type: ignore[no-untyped-def]
 
 def utility(ranking, judgments, m, max_grade):  # type: ignore[no-untyped-def]
     ret, rr, r = _counts(ranking, judgments, m.get("rel"))
+    if ret == 0:
+        return 0.0
     a, b, c, d = (m.get(k) for k in ("a", "b", "c", "d"))
     return a * rr + b * (ret - rr) + c * (r - rr) + d * (m.get("num_docs") + rr - ret - r)
 
@@ -91,15 +93,10 @@ def r_precision_mult(ranking, judgments, m, max_grade):  # type: ignore[no-untyp
     return rr / cut
 
 
-def _lround(x: float) -> int:
-    whole = math.floor(x)
-    return whole + (1 if x - whole >= 0.5 else 0)
-
-
 def _iprec(ranking, judgments, rel, level):  # type: ignore[no-untyped-def]
     """Highest precision at any rank where at least round(level * R) relevant docs were found."""
     _, rr, r = _counts(ranking, judgments, rel)
-    need = _lround(level * r)
+    need = int(level * r + 0.9)  # trec_eval 10.0: (long)(level * R + 0.9)
     if need > rr or rr == 0:
         return 0.0
     best, found = 0.0, 0
