@@ -163,4 +163,8 @@ def main(binary: str) -> None:
 if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-    main(sys.argv[1] if len(sys.argv) > 1 else (trec_eval_binary() or sys.exit("usage: make_trec_eval_goldens.py TREC_EVAL")))
+    main(
+        sys.argv[1]
+        if len(sys.argv) > 1
+        else (trec_eval_binary() or sys.exit("usage: make_trec_eval_goldens.py TREC_EVAL"))
+    )

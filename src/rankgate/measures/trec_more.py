@@ -18,6 +18,7 @@ from rankgate.measures import definitions  # noqa: F401  (the base families regi
 from rankgate.measures.registry import REL, TREC_EVAL_CUTOFFS, Alias, LazyFunction, MeasureSpec, ParamSpec, register
 from rankgate.measures.trec_names import UNJ_CUTOFFS
 
+
 def _kernel(module: str, name: str) -> LazyFunction:
     return LazyFunction(f"rankgate.measures.{module}", name)
 
