@@ -39,7 +39,7 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     "max5": ("-M", "5"),
     "complete_level2_judged": ("-c", "-l", "2", "-J"),
 }
-PARAM_VARIANT = ("params", ("-c", "-N", "100"))
+PARAM_VARIANT = ("params", ("-N", "100"))  # not -c: see docs/semantics.md on utility
 CASES = {"small": (11, 12), "ties": (23, 20), "wide": (37, 30)}  # name: (seed, queries)
 TEXT_LINES = ("runid", "relstring")
 

@@ -71,8 +71,7 @@ def utility(b: RankedBlock, m: Measure) -> np.ndarray:
     ret = b.depth.astype(np.float64)
     big_r = b.num_rel(m.get("rel"))
     a, bb, c, d = (float(m.get(k)) for k in ("a", "b", "c", "d"))
-    value = a * rr + bb * (ret - rr) + c * (big_r - rr) + d * (int(m.get("num_docs")) + rr - ret - big_r)
-    return np.where(ret > 0, value, 0.0)  # trec_eval -c: a query missing from the run scores 0
+    return a * rr + bb * (ret - rr) + c * (big_r - rr) + d * (int(m.get("num_docs")) + rr - ret - big_r)
 
 
 def num_nonrel_judged_ret(b: RankedBlock, m: Measure) -> np.ndarray:

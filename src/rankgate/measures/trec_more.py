@@ -108,7 +108,7 @@ _spec(
     summary="Set utility: weighted counts of the contingency table",
     definition=(
         "a * relret + b * (ret - relret) + c * (R - relret) + d * (num_docs + relret - ret - R), "
-        "ret = docs retrieved, relret = relevant docs retrieved; 0 when nothing was retrieved (trec_eval -c)"
+        "ret = docs retrieved, relret = relevant docs retrieved (a query missing from the run has ret = 0)"
     ),
     params=(
         _number("a", 1.0, "worth of a relevant retrieved doc", -math.inf),

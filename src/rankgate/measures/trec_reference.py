@@ -58,8 +58,6 @@ def set_f(ranking, judgments, m, max_grade):  # type: ignore[no-untyped-def]
 
 def utility(ranking, judgments, m, max_grade):  # type: ignore[no-untyped-def]
     ret, rr, r = _counts(ranking, judgments, m.get("rel"))
-    if ret == 0:
-        return 0.0
     a, b, c, d = (m.get(k) for k in ("a", "b", "c", "d"))
     return a * rr + b * (ret - rr) + c * (r - rr) + d * (m.get("num_docs") + rr - ret - r)
 
