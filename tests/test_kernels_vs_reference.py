@@ -13,6 +13,12 @@ MEASURES = [
     "RR", "RR@3", "RR(rel=2)", "AP", "AP@4", "AP(rel=2)@10", "Rprec", "Rprec(rel=2)", "Success@2",
     "Judged@5", "Judged@30", "Bpref", "Bpref(rel=2)", "NumRel", "NumRet", "NumRet@5", "NumRelRet",
     "NumRelRet@3", "RBP", "RBP(p=0.5)@5", "RBP(p=0.95,rel=2)", "ERR@10", "ERR", "ERR(max_grade=4)@5",
+    # trec_eval's all_trec families (rankgate.measures.trec_more)
+    "GMAP", "GMBpref(rel=2)", "IPrec", "IPrec(recall=0.5)", "IPrec(recall=1.0,rel=2)", "IPrecAvg", "InfAP",
+    "InfAP(rel=2)", "RprecMult(mult=0.2)", "RprecMult(mult=2.0)", "Utility", "Utility(a=3.0,c=-1.0,d=0.5,num_docs=60)",
+    "BinG", "G", "nDCGRel", "RnDCG", "RnDCG(rel=2)", "RelP@5", "RelP(rel=2)@3", "SetP", "SetRelP", "SetR",
+    "SetAP(rel=2)", "SetF", "SetF(beta=0.25)", "NumNonrelJudgedRet", "NumNonrelJudgedRet@5", "Unjudged@5",
+    "Unjudged@20", "RBPResid", "NumQ",
 ]  # fmt: skip
 
 

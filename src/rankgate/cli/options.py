@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -21,6 +22,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 OUTPUT_FORMATS = ("table", "json", "jsonl", "csv", "trec")
 
 
+_LIST_NUMBER = re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)$")  # trec_eval lists: P.5,10; utility.1,-1,0,0
+
+
 def split_measures(values: tuple[str, ...]) -> list[str]:
     """Split ``-m`` values on commas outside parentheses: ``P@5,nDCG(gain=exp)@10``; ``P.5,10`` stays one."""
     out: list[str] = []
@@ -31,7 +35,7 @@ def split_measures(values: tuple[str, ...]) -> list[str]:
                 depth += 1
             elif ch == ")":
                 depth -= 1
-            elif ch == "," and depth == 0 and not value[i + 1 :].split(",")[0].strip().isdigit():
+            elif ch == "," and depth == 0 and not _LIST_NUMBER.match(value[i + 1 :].split(",")[0].strip()):
                 out.append(value[start:i].strip())  # a number after a comma continues trec_eval's P.5,10
                 start = i + 1
         out.append(value[start:].strip())

@@ -60,7 +60,7 @@ class Results:
             return self
         low, high = bootstrap_ci_columns(self.values, n_resamples=n_resamples, confidence=confidence, seed=seed)
         self.ci = {
-            str(m): None if m.spec.aggregate == "sum" else [float(low[j]), float(high[j])]
+            str(m): None if m.spec.aggregate != "mean" else [float(low[j]), float(high[j])]
             for j, m in enumerate(self.measures)
         }
         self.settings["ci"] = {
@@ -120,15 +120,10 @@ class Results:
 
     @property
     def aggregate(self) -> dict[str, float]:
-        """Mean over evaluated queries (a sum for the count measures, like trec_eval)."""
-        out: dict[str, float] = {}
-        for j, m in enumerate(self.measures):
-            col = self.values[:, j]
-            if m.spec.aggregate == "sum":
-                out[str(m)] = float(col.sum())
-            else:
-                out[str(m)] = float(col.mean()) if len(col) else math.nan
-        return out
+        """Mean over evaluated queries (a sum for the counts, a geometric mean for gm_map; like trec_eval)."""
+        from rankgate.measures.aggregate import aggregate_values
+
+        return {str(m): aggregate_values(m.spec.aggregate, self.values[:, j]) for j, m in enumerate(self.measures)}
 
     @property
     def per_query(self) -> dict[str, dict[str, float]]:

@@ -308,3 +308,6 @@ register(
         examples=("ERR@10", "ERR(max_grade=4)@20"),
     )
 )
+
+# The rest of trec_eval's all_trec set, in a module of its own.
+from rankgate.measures import trec_more  # noqa: E402,F401  (registers on import)

@@ -26,6 +26,9 @@ MAX_NAME_LENGTH = 200
 
 # An alias with numbers: "ndcg_cut.10", "P_5", "mrr@10", "rbp.95", "P.5,10"; any case. The
 # family word is the shortest prefix before the numbers, so "map_cut_100" reads as map_cut + 100.
+# trec_eval's number parameters: "iprec_at_recall_0.10", "Rprec_mult.0.2,0.4", "utility.1,-1,0,0".
+_NUMBER = r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
+_WORD_PARAMS = re.compile(rf"^(?P<word>[A-Za-z_]+?)[._](?P<numbers>{_NUMBER}(?:,{_NUMBER})*)$")
 _WORD_NUMBERS = re.compile(r"^(?P<word>[A-Za-z_\-]+?)(?P<sep>[._@])(?P<digits>[0-9]+(?:,[0-9]+)*)$")
 
 
@@ -77,6 +80,11 @@ def read_name(text: str | Measure) -> tuple[Measure, ...]:
         raise MeasureError(f"A measure name must be at most {MAX_NAME_LENGTH} characters. Got {len(name)}.")
     if not (name.isascii() and name.isprintable()):
         raise MeasureError(f"A measure name is printable ASCII, as in 'nDCG@10'. Got {name!r}.")
+    if re.search(r",\s", name) and "(" not in name:
+        raise MeasureError(f"Cannot parse measure {name!r}: write a list without spaces, as in 'P_5,10'.")
+    trec = _trec_eval_words(name)
+    if trec is not None:
+        return trec
     numbered = _WORD_NUMBERS.match(name)
     if numbered and (found := reading(numbered.group("word"))) is not None:
         return _numbered(found, numbered.group("sep"), numbered.group("digits"), name)
@@ -101,6 +109,38 @@ def _numbered(found: Reading, sep: str, digits: str, name: str) -> tuple[Measure
         else:
             out.append(Measure.make(found.family, int(n), **fixed))
     return tuple(dict.fromkeys(out))
+
+
+def _trec_eval_words(name: str) -> tuple[Measure, ...] | None:
+    """trec_eval's names whose numbers are parameters (``iprec_at_recall_0.10``, ``utility.1,-1,0,0``),
+    and its text lines (``runid``), which are refused: they are not numbers."""
+    from rankgate.measures.trec_names import NUMBER_PARAMS, TEXT_FIELDS
+
+    if name.lower() in TEXT_FIELDS:
+        raise MeasureError(
+            f"{name!r} is a line of trec_eval's output, not a measure: {TEXT_FIELDS[name.lower()]}. "
+            "'rankgate trec_eval' prints it."
+        )
+    matched = _WORD_PARAMS.match(name)
+    word = (matched.group("word") if matched else name).lower()
+    if word not in NUMBER_PARAMS:
+        return None
+    spec = NUMBER_PARAMS[word]
+    if matched is None:
+        values = spec.defaults
+    else:
+        numbers = tuple(float(x) for x in matched.group("numbers").split(","))
+        if len(spec.params) == 1:
+            values = tuple((x,) for x in numbers)
+        elif len(numbers) == len(spec.params):
+            values = (numbers,)
+        else:
+            raise MeasureError(
+                f"{name!r} needs {len(spec.params)} numbers ({', '.join(spec.params)}), as in "
+                f"'{matched.group('word')}.{','.join('1' for _ in spec.params)}'."
+            )
+    made = (Measure.make(spec.family, None, **dict(zip(spec.params, v, strict=True))) for v in values)
+    return tuple(dict.fromkeys(made))
 
 
 def _uncut(found: Reading, word: str, params: dict[str, Any]) -> tuple[Measure, ...]:

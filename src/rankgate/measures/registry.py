@@ -173,7 +173,7 @@ class MeasureSpec:
         cutoff: whether ``@k`` is forbidden, optional or required.
         higher_is_better: the direction of improvement.
         bounds: the range of a per-query value.
-        aggregate: how per-query values combine into one number.
+        aggregate: how per-query values combine into one number (`rankgate.measures.aggregate`).
         trec_eval: trec_eval's name for it, for the docs ("" when trec_eval has none).
         aliases: the other spellings the parser reads.
         param_aliases: other tools' spellings of its parameters.
@@ -189,7 +189,7 @@ class MeasureSpec:
     cutoff: Literal["none", "optional", "required"] = "optional"
     higher_is_better: bool = True
     bounds: tuple[float, float] = (0.0, 1.0)
-    aggregate: Literal["mean", "sum"] = "mean"
+    aggregate: Literal["mean", "sum", "gmean"] = "mean"
     trec_eval: str = ""
     aliases: tuple[Alias, ...] = ()
     param_aliases: tuple[ParamAlias, ...] = ()

@@ -1,0 +1,133 @@
+"""Vectorized kernels of trec_eval's gain families: G, ndcg_rel and Rndcg.
+
+The gain of a document is its grade (trec_eval's default gains); unjudged and negative grades
+gain 0. The *ideal* ranking lists the query's judged documents of positive gain by gain,
+highest first. Slow twins: `rankgate.measures.trec_reference`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rankgate.core.columns import group_offsets, positions_in_group
+from rankgate.measures.block import RankedBlock
+from rankgate.measures.registry import Measure
+
+
+class _Ideal:
+    """The positive gains of each query, highest first: gain, 0-based position, CSR offsets."""
+
+    def __init__(self, b: RankedBlock) -> None:
+        iq, ig, _ = b.ideal_grades()
+        positive = ig > 0
+        self.query = iq[positive]
+        self.gain = ig[positive].astype(np.float64)
+        self.offsets = group_offsets(self.query, b.n_queries)
+        self.position = positions_in_group(self.offsets)
+        self.count = np.diff(self.offsets)
+
+    def prefix(self, values: np.ndarray) -> np.ndarray:
+        """Sum of ``values`` over each query's ideal positions up to and including each one."""
+        return running_sum(values, self.offsets)
+
+    def at(self, prefix: np.ndarray, query: np.ndarray, upto: np.ndarray) -> np.ndarray:
+        """``prefix`` of ``query`` at 1-based position ``upto`` (0 where ``upto`` is 0)."""
+        if len(prefix) == 0:
+            return np.zeros(len(query))
+        idx = np.clip(self.offsets[query] + upto - 1, 0, len(prefix) - 1)
+        return np.where(upto > 0, prefix[idx], 0.0)
+
+
+def running_sum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Within each group of CSR ``offsets``: the sum of ``values`` up to and including each row.
+
+    Added one rank at a time, in order, as trec_eval does: a query's sums never depend on the
+    other queries of its block (a cumulative sum over the block minus its base would, in the
+    last bits), so the block size never changes a value.
+    """
+    out = values.astype(np.float64, copy=True)
+    counts = np.diff(offsets)
+    starts = offsets[:-1]
+    for r in range(1, int(counts.max(initial=0))):
+        idx = starts[counts > r] + r
+        out[idx] += out[idx - 1]
+    return out
+
+
+def _gains(b: RankedBlock) -> np.ndarray:
+    return np.where(b.judged, np.maximum(b.grade, 0), 0).astype(np.float64)
+
+
+def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    out = np.zeros(np.broadcast(num, den).shape, dtype=np.float64)
+    np.divide(num, den, out=out, where=den > 0)
+    return out
+
+
+def normalized_gain(b: RankedBlock, m: Measure) -> np.ndarray:
+    """trec_eval G: each retrieved gain over log2(2 + ideal cost so far - gain so far)."""
+    ideal = _Ideal(b)
+    gain = _gains(b)
+    upto = b.rank + 1
+    n_pos = ideal.count[b.row_query]
+    cost_prefix = ideal.prefix(np.maximum(ideal.gain, 1.0))  # a position costs its ideal gain, at least 1
+    cost = ideal.at(cost_prefix, b.row_query, np.minimum(upto, n_pos)) + np.maximum(upto - n_pos, 0)
+    so_far = b.segment_cumsum(gain)
+    safe = np.where(gain != 0, 2.0 + cost - so_far, 2.0)
+    contrib = np.where(gain != 0, gain / np.log2(safe), 0.0)
+    total_ideal = np.bincount(ideal.query, weights=ideal.gain, minlength=b.n_queries)
+    return _safe_div(b.per_query_sum(contrib), total_ideal)
+
+
+def _dcg_parts(b: RankedBlock, ideal: _Ideal) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each row's discounted gain, and the ideal discounted gains with their running sums."""
+    discounted = _gains(b) / np.log2(b.rank + 2.0)
+    ideal_discounted = ideal.gain / np.log2(ideal.position + 2.0)
+    return discounted, ideal_discounted, ideal.prefix(ideal_discounted)
+
+
+def ndcg_rel(b: RankedBlock, m: Measure) -> np.ndarray:
+    """trec_eval ndcg_rel: nDCG averaged over the ranks of the positive-gain docs (missing ones at the end)."""
+    ideal = _Ideal(b)
+    discounted, ideal_discounted, idcg_prefix = _dcg_parts(b, ideal)
+    dcg = running_sum(discounted, b.offsets)
+    n_pos = ideal.count[b.row_query]
+    idcg = ideal.at(idcg_prefix, b.row_query, np.minimum(b.rank + 1, n_pos))
+    at_rel = (_gains(b) > 0) & (n_pos > 0)
+    points = b.per_query_sum(np.where(at_rel, _safe_div(dcg, idcg), 0.0))
+    found = b.per_query_sum(at_rel)
+    idcg_total = np.bincount(ideal.query, weights=ideal_discounted, minlength=b.n_queries)
+    total = points + (ideal.count - found) * _safe_div(b.per_query_sum(discounted), idcg_total)
+    return np.where(total > 0, _safe_div(total, ideal.count.astype(np.float64)), 0.0)
+
+
+def _sum_before(b: RankedBlock, values: np.ndarray, query: np.ndarray, before: np.ndarray) -> np.ndarray:
+    """Sum of ``values`` over the rows of ``query`` ranked above 0-based rank ``before``."""
+    running = running_sum(values, b.offsets)
+    width = int(max(b.rank.max(initial=0), before.max(initial=0))) + 1
+    keys = b.row_query * width + b.rank
+    idx = np.searchsorted(keys, query * width + before, side="left")  # the first row at or below the rank
+    above = idx > b.offsets[query]
+    return np.where(above, running[np.maximum(idx - 1, 0)] if len(running) else 0.0, 0.0)
+
+
+def r_ndcg(b: RankedBlock, m: Measure) -> np.ndarray:
+    """trec_eval Rndcg: nDCG averaged over the ranks where the ideal gain changes."""
+    ideal = _Ideal(b)
+    discounted, ideal_discounted, idcg_prefix = _dcg_parts(b, ideal)
+    previous = np.concatenate([[np.nan], ideal.gain[:-1]])
+    change = (ideal.position >= 1) & (ideal.gain != previous)
+    ends = np.flatnonzero(ideal.count > 0)  # the ideal gain drops to 0 after the last positive doc
+    bq = np.concatenate([ideal.query[change], ends])
+    bt = np.concatenate([ideal.position[change], ideal.count[ends]])
+    order = np.lexsort((bt, bq))
+    bq, bt = bq[order], bt[order]
+    points = _safe_div(_sum_before(b, discounted, bq, bt), ideal.at(idcg_prefix, bq, bt))
+    total = np.bincount(bq, weights=points, minlength=b.n_queries)
+    count = np.bincount(bq, minlength=b.n_queries).astype(np.float64)
+    extra = (ideal.count > 0) & (b.depth >= ideal.count + 2)  # trec_eval adds the full nDCG only then
+    idcg_total = np.bincount(ideal.query, weights=ideal_discounted, minlength=b.n_queries)
+    total = total + np.where(extra, _safe_div(b.per_query_sum(discounted), idcg_total), 0.0)
+    count = count + extra
+    has_rel = b.num_rel(m.get("rel")) > 0
+    return np.where(has_rel, _safe_div(total, count), 0.0)
