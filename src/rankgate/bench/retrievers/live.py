@@ -126,7 +126,9 @@ class LiveBenchRetriever:
         ids: list[int] = []
         scores: list[float] = []
         seen: set[int] = set()
-        for rank, hit in enumerate(hits[:k]):
+        for rank, hit in enumerate(hits):
+            if len(ids) == k:
+                break
             position = self._position.get(hit.doc_id)
             if position is None:
                 position = self._position[hit.doc_id] = len(self.doc_ids)
