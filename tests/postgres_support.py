@@ -157,7 +157,7 @@ class PostgresServer:
 
 
 def start_server(bindir: Path | None = None) -> PostgresServer:
-    """Start a server (from ``bindir``, default `find_bindir`), or skip the calling test when the binaries are missing."""
+    """Start a server from ``bindir`` (default: `find_bindir`), or skip the calling test when binaries are missing."""
     bindir = bindir or find_bindir()
     if bindir is None:
         pytest.skip(SKIP_REASON)

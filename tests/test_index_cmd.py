@@ -47,8 +47,24 @@ def test_minilm_index_then_bench_shows_it_next_to_exact_search(
     assert code == 0, err
     assert "indexed 200 documents (384 dimensions" in err
     assert spec.read_text().splitlines()[:3] == ["kind: chroma", f'path: "{tmp_path / "db"}"', 'collection: "demo"']
-    code, out, err = invoke(capsys, "bench", "demo", "-r", "dense", "-r", f"live:{spec}", "-k", "10",
-                            "-m", "nDCG@10", "--latency-queries", "2", "--no-runs", "--format", "json")  # fmt: skip
+    code, out, err = invoke(
+        capsys,
+        "bench",
+        "demo",
+        "-r",
+        "dense",
+        "-r",
+        f"live:{spec}",
+        "-k",
+        "10",
+        "-m",
+        "nDCG@10",
+        "--latency-queries",
+        "2",
+        "--no-runs",
+        "--format",
+        "json",
+    )
     assert code == 0, err
     rows = {r["retriever"]: r for r in json.loads(out)["results"]}
     dense, team = rows["dense"], rows["live:chroma"]

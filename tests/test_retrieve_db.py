@@ -35,7 +35,9 @@ class FixedEncoder:
     def __init__(self, table: dict[str, list[float]]) -> None:
         self.table = table
 
-    def encode(self, texts: Sequence[str], *, normalize: bool, batch_size: int = 64, progress: Any = None) -> np.ndarray:
+    def encode(
+        self, texts: Sequence[str], *, normalize: bool, batch_size: int = 64, progress: Any = None
+    ) -> np.ndarray:
         out = np.asarray([self.table[t] for t in texts], dtype=np.float32)
         if normalize:
             out /= np.linalg.norm(out, axis=1, keepdims=True)
@@ -139,7 +141,7 @@ def test_an_existing_table_is_kept_unless_overwrite(three_docs: Path, tmp_path: 
     for kind in EMBEDDED:
         target = f"{kind}:{tmp_path / kind}:hand"
         index_corpus(three_docs, target, encoder_factory=factory)
-        with pytest.raises(ConfigError, match="exists.*--overwrite"):
+        with pytest.raises(ConfigError, match=r"exists.*--overwrite"):
             index_corpus(three_docs, target, encoder_factory=factory)
         again = index_corpus(three_docs, target, encoder_factory=factory, overwrite=True)
         live = load_kind(again.spec, "", encoder_factory=factory)

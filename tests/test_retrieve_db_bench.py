@@ -89,8 +89,17 @@ def test_live_specs_on_the_command_line_and_in_matrix_files() -> None:
         with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
             plan_from_dict({"matrix": {"retrievers": [entry]}})
     with pytest.raises(ConfigError, match="'team' is a live retriever: it cannot be fused"):
-        plan_from_dict({"matrix": {"retrievers": ["bm25", {"name": "team", "type": "live", "spec": "x.yaml"},
-                                                  {"name": "h", "type": "hybrid", "of": ["bm25", "team"]}]}})  # fmt: skip
+        plan_from_dict(
+            {
+                "matrix": {
+                    "retrievers": [
+                        "bm25",
+                        {"name": "team", "type": "live", "spec": "x.yaml"},
+                        {"name": "h", "type": "hybrid", "of": ["bm25", "team"]},
+                    ]
+                }
+            }
+        )
 
 
 @pytest.mark.extra("bench", "lancedb")
@@ -99,12 +108,16 @@ def test_bench_puts_a_lancedb_index_next_to_exact_search(tmp_path: Path) -> None
     encoder = CountingEncoder(HashingEncoder(64))
     spec = index_corpus("demo", f"lancedb:{tmp_path / 'lance'}", encoder_factory=factory_of(encoder)).spec
     (tmp_path / "lance.yaml").write_text(spec_yaml(spec))
-    plan = plan_from_dict({
-        "measures": ["nDCG@10", "R@10", "RR@10"],
-        "latency": {"queries": 3, "warmup": 1},
-        "matrix": {"retrievers": ["bm25", "dense", {"name": "team", "type": "live", "spec": str(tmp_path / "lance.yaml")}],
-                   "k": [10]},
-    })  # fmt: skip
+    plan = plan_from_dict(
+        {
+            "measures": ["nDCG@10", "R@10", "RR@10"],
+            "latency": {"queries": 3, "warmup": 1},
+            "matrix": {
+                "retrievers": ["bm25", "dense", {"name": "team", "type": "live", "spec": str(tmp_path / "lance.yaml")}],
+                "k": [10],
+            },
+        }
+    )
     report = run_benchmark("demo", plan, encoder_factory=factory_of(encoder))
     dense, team = report["dense/exact/k=10"], report["team/-/k=10"]
     assert team.neighbor_recall is not None and team.neighbor_recall >= 0.99  # ties at the 10th place may differ

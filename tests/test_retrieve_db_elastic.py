@@ -52,14 +52,19 @@ def search_answer(*hits: tuple[str, float], source: dict[str, dict[str, Any]] | 
         "took": 2,
         "timed_out": False,
         "_shards": {"total": 1, "successful": 1, "skipped": 0, "failed": 0},
-        "hits": {"total": {"value": len(rows), "relation": "eq"}, "max_score": hits[0][1] if hits else None,
-                 "hits": rows},
-    }  # fmt: skip
+        "hits": {
+            "total": {"value": len(rows), "relation": "eq"},
+            "max_score": hits[0][1] if hits else None,
+            "hits": rows,
+        },
+    }
 
 
 def error_answer(status: int, kind: str, reason: str) -> dict[str, Any]:
-    return {"error": {"root_cause": [{"type": kind, "reason": reason}], "type": kind, "reason": reason},
-            "status": status}  # fmt: skip
+    return {
+        "error": {"root_cause": [{"type": kind, "reason": reason}], "type": kind, "reason": reason},
+        "status": status,
+    }
 
 
 class Recorded:
@@ -131,24 +136,44 @@ def _factory() -> Any:
 
 def test_match_query_body_and_hits(recorded: Recorded) -> None:
     recorded.exchanges.append(
-        Exchange("/docs/_search", {"size": 3, "query": {"match": {"text": {"query": "brew tea"}}}, "_source": False},
-                 answer=search_answer(("d7", 3.2), ("d2", 1.25)))  # fmt: skip
+        Exchange(
+            "/docs/_search",
+            {"size": 3, "query": {"match": {"text": {"query": "brew tea"}}}, "_source": False},
+            answer=search_answer(("d7", 3.2), ("d2", 1.25)),
+        )
     )
     live = load_kind({"kind": "elasticsearch", "url": recorded.url, "index": "docs", "field": "text"}, "es.yaml")
     hits = live.search("q1", "brew tea", 3)
     assert [(h.doc_id, h.score) for h in hits] == [("d7", 3.2), ("d2", 1.25)]
-    assert live.identity() == {"kind": "elasticsearch", "url": recorded.url, "index": "docs", "query": "match",
-                               "field": "text", "id_field": None, "num_candidates": None, "timeout": 30.0}  # fmt: skip
+    assert live.identity() == {
+        "kind": "elasticsearch",
+        "url": recorded.url,
+        "index": "docs",
+        "query": "match",
+        "field": "text",
+        "id_field": None,
+        "num_candidates": None,
+        "timeout": 30.0,
+    }
     live.close()
 
 
 def test_elasticsearch_knn_body(recorded: Recorded) -> None:
-    body = {"size": 2, "knn": {"field": "emb", "query_vector": _knn_vector(), "k": 2, "num_candidates": 100},
-            "_source": ["doc_id"]}  # fmt: skip
+    body = {
+        "size": 2,
+        "knn": {"field": "emb", "query_vector": _knn_vector(), "k": 2, "num_candidates": 100},
+        "_source": ["doc_id"],
+    }
     answer = search_answer(("x1", 0.98), ("x2", 0.75), source={"x1": {"doc_id": "d-beta"}, "x2": {"doc_id": "d-alpha"}})
     recorded.exchanges.append(Exchange("/docs/_search", body, answer=answer))
-    spec = {"kind": "elasticsearch", "url": recorded.url, "index": "docs", "query": "knn", "field": "emb",
-            "id_field": "doc_id"}  # fmt: skip
+    spec = {
+        "kind": "elasticsearch",
+        "url": recorded.url,
+        "index": "docs",
+        "query": "knn",
+        "field": "emb",
+        "id_field": "doc_id",
+    }
     live = load_kind(spec, "es.yaml", encoder_factory=_factory())
     assert [(h.doc_id, h.score) for h in live.search("q1", "beta", 2)] == [("d-beta", 0.98), ("d-alpha", 0.75)]
     assert live.identity()["encoder"]["model"] == "fixed-2d"
@@ -171,10 +196,15 @@ MATCH_BODY = {"size": 5, "query": {"match": {"text": {"query": "q"}}}, "_source"
 
 def test_429_and_5xx_are_transient_with_retry_after(recorded: Recorded) -> None:
     recorded.exchanges += [
-        Exchange("/docs/_search", MATCH_BODY, 429, error_answer(429, "es_rejected_execution_exception", "queue full"),
-                 {"Retry-After": "7"}),
+        Exchange(
+            "/docs/_search",
+            MATCH_BODY,
+            429,
+            error_answer(429, "es_rejected_execution_exception", "queue full"),
+            {"Retry-After": "7"},
+        ),
         Exchange("/docs/_search", MATCH_BODY, 503, error_answer(503, "no_shard_available_action_exception", "none")),
-    ]  # fmt: skip
+    ]
     live = _match(recorded)
     with pytest.raises(TransientFailure, match="HTTP 429") as info:
         live.search("q1", "q", 5)
@@ -187,15 +217,21 @@ def test_429_and_5xx_are_transient_with_retry_after(recorded: Recorded) -> None:
 @pytest.mark.parametrize(
     ("status", "answer", "message"),
     [
-        (404, error_answer(404, "index_not_found_exception", "no such index [docs]"),
-         "HTTP 404: index_not_found_exception: no such index"),
-        (400, error_answer(400, "search_phase_execution_exception", "all shards failed"),
-         "HTTP 400: search_phase_execution_exception"),
+        (
+            404,
+            error_answer(404, "index_not_found_exception", "no such index [docs]"),
+            "HTTP 404: index_not_found_exception: no such index",
+        ),
+        (
+            400,
+            error_answer(400, "search_phase_execution_exception", "all shards failed"),
+            "HTTP 400: search_phase_execution_exception",
+        ),
         (200, "{not json", "not a search response"),
         (200, {"hits": {"hits": {"_id": "d1"}}}, "hits.hits is not a list"),
         (200, {"hits": {"hits": [{"_score": 1.0}]}}, "hit 0 has no _id"),
     ],
-)  # fmt: skip
+)
 def test_answers_that_cannot_be_used_fail_the_query(recorded: Recorded, status: int, answer: Any, message: str) -> None:
     recorded.exchanges.append(Exchange("/docs/_search", MATCH_BODY, status, answer))
     with pytest.raises(QueryFailed, match=message):

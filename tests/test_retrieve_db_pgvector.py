@@ -29,8 +29,10 @@ from tests.test_retrieve_db import VECTORS, FixedEncoder
 
 pytestmark = pytest.mark.extra("bench", "pgvector")
 
-SKIP = ("no PostgreSQL with the pgvector extension: install the Debian package postgresql-N-pgvector "
-        "or the pgserver package (test extra)")  # fmt: skip
+SKIP = (
+    "no PostgreSQL with the pgvector extension: install the Debian package postgresql-N-pgvector "
+    "or the pgserver package (test extra)"
+)
 
 
 def pgvector_bindir() -> Path | None:
@@ -112,11 +114,19 @@ HAND_WORKED = {
 
 
 @pytest.mark.parametrize("distance", list(HAND_WORKED))
-def test_hand_worked_distances(table: str, distance: str, pgvector_server: PostgresServer,
-                               monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_hand_worked_distances(
+    table: str, distance: str, pgvector_server: PostgresServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("RANKGATE_TEST_PG_PASSWORD", pgvector_server.password)
-    spec = {"kind": "pgvector", "url": _without_password(table, pgvector_server), "password_env":
-            "RANKGATE_TEST_PG_PASSWORD", "table": "search.docs", "distance": distance, "ef_search": 40, "timeout": 5}  # fmt: skip
+    spec = {
+        "kind": "pgvector",
+        "url": _without_password(table, pgvector_server),
+        "password_env": "RANKGATE_TEST_PG_PASSWORD",
+        "table": "search.docs",
+        "distance": distance,
+        "ef_search": 40,
+        "timeout": 5,
+    }
     live = load_kind(spec, "pg.yaml", encoder_factory=_factory())
     try:
         hits = live.search("q1", "east", 3)
@@ -151,8 +161,9 @@ def test_the_password_is_never_shown(table: str, pgvector_server: PostgresServer
 )
 def test_bad_specs_name_the_key(table: str, changes: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        load_kind({"kind": "pgvector", "url": table, "table": "search.docs", **changes}, "pg.yaml",
-                  encoder_factory=_factory())  # fmt: skip
+        load_kind(
+            {"kind": "pgvector", "url": table, "table": "search.docs", **changes}, "pg.yaml", encoder_factory=_factory()
+        )
 
 
 def test_a_lost_connection_is_transient_and_the_next_query_reconnects(table: str) -> None:
@@ -163,7 +174,7 @@ def test_a_lost_connection_is_transient_and_the_next_query_reconnects(table: str
         pid = live._connection().info.backend_pid  # type: ignore[attr-defined]
         with psycopg.connect(table, autocommit=True) as admin:
             admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
-        with pytest.raises(TransientFailure, match="pgvector search.docs"):
+        with pytest.raises(TransientFailure, match=r"pgvector search\.docs"):
             live.search("q1", "east", 2)
         assert [h.doc_id for h in live.search("q1", "east", 2)] == ["d-alpha", "d-beta"]
     finally:

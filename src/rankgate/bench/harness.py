@@ -139,8 +139,9 @@ def _bind_live(retrievers: Mapping[str, Retriever], data: Dataset, passages: Pas
         if bind is None:
             continue
         if passages is not None:
-            raise ConfigError(f"{name} is a live retriever: it returns documents, so chunking does not apply",
-                              key_path="chunking")  # fmt: skip
+            raise ConfigError(
+                f"{name} is a live retriever: it returns documents, so chunking does not apply", key_path="chunking"
+            )
         bind(data.doc_ids, data.query_ids, data.query_texts)
 
 

@@ -195,8 +195,9 @@ def live_spec(entry: Mapping[str, Any], where: str) -> RetrieverSpec:
     """A ``live`` retriever: ``spec`` is a retriever spec file (see docs/retrieve-databases.md) or a mapping."""
     spec = entry.get("spec")
     if not (isinstance(spec, str) and spec.strip()) and not isinstance(spec, dict):
-        raise ConfigError("a live retriever needs spec: a retriever spec file or a mapping with a kind",
-                          key_path=f"{where}.spec")  # fmt: skip
+        raise ConfigError(
+            "a live retriever needs spec: a retriever spec file or a mapping with a kind", key_path=f"{where}.spec"
+        )
     for key in ("model", "of", "params"):
         if key in entry:
             raise ConfigError("a live retriever takes its settings from its spec", key_path=f"{where}.{key}")
@@ -306,8 +307,9 @@ def check_references(specs: Sequence[RetrieverSpec]) -> None:
             if ref == s.name:
                 raise ConfigError("a retriever cannot fuse or re-rank itself", key_path=f"{s.key_path}.of")
             if any(o.name == ref and o.kind == "live" for o in specs):
-                raise ConfigError(f"{ref!r} is a live retriever: it cannot be fused or re-ranked (yet)",
-                                  key_path=f"{s.key_path}.of")  # fmt: skip
+                raise ConfigError(
+                    f"{ref!r} is a live retriever: it cannot be fused or re-ranked (yet)", key_path=f"{s.key_path}.of"
+                )
         weights = s.params.get("weights")
         if weights is not None and len(weights) != len(s.of):
             raise ConfigError(

@@ -82,7 +82,9 @@ class ChromaRetriever:
         for chroma_id, distance, metadata in zip(ids, distances, metadatas, strict=True):
             doc = chroma_id if not id_field else (metadata or {}).get(id_field)
             if doc is None:
-                raise QueryFailed(f"chroma {self.settings['collection']}: hit {chroma_id!r} has no {id_field!r} metadata")
+                raise QueryFailed(
+                    f"chroma {self.settings['collection']}: hit {chroma_id!r} has no {id_field!r} metadata"
+                )
             hits.append(Hit(str(doc), -float(distance)))
         return hits
 

@@ -38,8 +38,20 @@ from rankgate.retrieve.base import Hit, QueryFailed, TransientFailure
 from rankgate.retrieve.dbconfig import Keys
 from rankgate.retrieve.encode import ENCODER_KEYS, QueryEncoder
 
-KEYS = ("url", "index", "query", "field", "id_field", "num_candidates", "api_key_env", "username", "password_env",
-        "verify", "timeout", *ENCODER_KEYS)  # fmt: skip
+KEYS = (
+    "url",
+    "index",
+    "query",
+    "field",
+    "id_field",
+    "num_candidates",
+    "api_key_env",
+    "username",
+    "password_env",
+    "verify",
+    "timeout",
+    *ENCODER_KEYS,
+)
 
 
 class _SearchRetriever:
@@ -78,9 +90,7 @@ class _SearchRetriever:
         if not isinstance(verify, bool | str):
             raise keys.error("verify", f"must be true, false or a CA bundle path. Got {verify!r} instead.")
         httpx = require("httpx", "elastic", purpose=f"the {cls.kind} retriever")
-        client = httpx.Client(
-            base_url=settings["url"], headers=_auth(keys), timeout=settings["timeout"], verify=verify
-        )
+        client = httpx.Client(base_url=settings["url"], headers=_auth(keys), timeout=settings["timeout"], verify=verify)
         encoder = QueryEncoder.from_keys(keys, encoder_factory) if settings["query"] == "knn" else None
         return cls(client, settings, encoder)
 
@@ -105,8 +115,14 @@ class _SearchRetriever:
     def knn(self, vector: list[float], k: int) -> dict[str, Any]:
         """Elasticsearch's top-level ``knn`` section (8.0 and later)."""
         candidates = self.settings["num_candidates"] or max(100, 2 * k)
-        return {"knn": {"field": self.settings["field"], "query_vector": vector, "k": k,
-                        "num_candidates": max(candidates, k)}}  # fmt: skip
+        return {
+            "knn": {
+                "field": self.settings["field"],
+                "query_vector": vector,
+                "k": k,
+                "num_candidates": max(candidates, k),
+            }
+        }
 
     def search(self, query_id: str, text: str, k: int) -> Sequence[Hit]:
         httpx = require("httpx", "elastic")
@@ -170,7 +186,9 @@ def _auth(keys: Keys) -> dict[str, str]:
     if api_key is not None:
         return {"Authorization": f"ApiKey {api_key}"}
     if (username is None) != (password is None):
-        raise keys.error("username" if username is None else "password_env", "basic auth needs username and password_env")
+        raise keys.error(
+            "username" if username is None else "password_env", "basic auth needs username and password_env"
+        )
     if username is not None and password is not None:
         token = base64.b64encode(f"{username}:{password}".encode()).decode()
         return {"Authorization": f"Basic {token}"}

@@ -65,8 +65,11 @@ def parse_target(text: str) -> tuple[str, str, str | None]:
     """``KIND:PATH[:NAME]`` as (kind, path, name or None); the kind is one of `TARGETS`."""
     kind, sep, rest = text.partition(":")
     if not sep or kind not in TARGETS or not rest:
-        raise ConfigError(f"expected lancedb:PATH[:TABLE], chroma:PATH[:COLLECTION] or qdrant:PATH[:COLLECTION]. "
-                          f"Got {text!r} instead.", key_path="--into")  # fmt: skip
+        raise ConfigError(
+            f"expected lancedb:PATH[:TABLE], chroma:PATH[:COLLECTION] or qdrant:PATH[:COLLECTION]. "
+            f"Got {text!r} instead.",
+            key_path="--into",
+        )
     path, sep, name = rest.rpartition(":")
     if not sep or not path or "/" in name or "\\" in name:
         return kind, rest, None
@@ -88,7 +91,9 @@ def read_documents(corpus: str | os.PathLike[str]) -> tuple[list[str], list[str]
         corpus = demo_dir() / "corpus.jsonl"
     path = Path(corpus)
     if path.is_dir():
-        found = next((path / n for n in ("corpus.jsonl", "corpus.jsonl.gz", "corpus.json") if (path / n).is_file()), None)
+        found = next(
+            (path / n for n in ("corpus.jsonl", "corpus.jsonl.gz", "corpus.json") if (path / n).is_file()), None
+        )
         if found is None:
             raise InputError("no corpus.jsonl (or corpus.json) in this folder", source=str(path))
         path = found
@@ -205,8 +210,9 @@ class _ChromaWriter:
         self.names = {"collection": name}
         if name in {c.name for c in self.client.list_collections()}:
             if not overwrite:
-                raise ConfigError(f"collection {name!r} exists in {path}; pass --overwrite to replace it",
-                                  key_path="--into")  # fmt: skip
+                raise ConfigError(
+                    f"collection {name!r} exists in {path}; pass --overwrite to replace it", key_path="--into"
+                )
             self.replace = True
         else:
             self.replace = False
@@ -239,7 +245,9 @@ class _QdrantWriter:
         self.names = {"collection": name, "id_field": "doc_id"}
         if self.client.collection_exists(name) and not overwrite:
             self.client.close()
-            raise ConfigError(f"collection {name!r} exists in {path}; pass --overwrite to replace it", key_path="--into")
+            raise ConfigError(
+                f"collection {name!r} exists in {path}; pass --overwrite to replace it", key_path="--into"
+            )
 
     def write(self, ids: Sequence[str], texts: Sequence[str], vectors: np.ndarray, advance: Any) -> None:
         from qdrant_client import models

@@ -32,7 +32,9 @@ def load_kind(config: Mapping[str, Any], where: str, **options: Any) -> LiveRetr
         ConfigError: not a mapping, no or unknown ``kind``, or a bad key of the kind.
     """
     if not isinstance(config, Mapping):
-        raise ConfigError(f"must be a mapping with a kind. Got {type(config).__name__} instead.", key_path=where or None)
+        raise ConfigError(
+            f"must be a mapping with a kind. Got {type(config).__name__} instead.", key_path=where or None
+        )
     kind = config.get("kind")
     key = f"{where}.kind" if where else "kind"
     if kind is None:

@@ -55,8 +55,11 @@ class LanceDBRetriever:
         columns = set(table.schema.names)
         for key in ("id_column", "vector_column"):
             if settings[key] not in columns:
-                raise keys.error(key, f"table {settings['table']!r} has no column {settings[key]!r} "
-                                      f"(columns: {', '.join(sorted(columns))})")  # fmt: skip
+                raise keys.error(
+                    key,
+                    f"table {settings['table']!r} has no column {settings[key]!r} "
+                    f"(columns: {', '.join(sorted(columns))})",
+                )
         return cls(table, QueryEncoder.from_keys(keys, encoder_factory), settings)
 
     def identity(self) -> Mapping[str, Any]:

@@ -26,8 +26,18 @@ from rankgate.retrieve.base import Hit, QueryFailed, TransientFailure
 from rankgate.retrieve.dbconfig import Keys
 from rankgate.retrieve.encode import ENCODER_KEYS, QueryEncoder
 
-KEYS = ("url", "password_env", "table", "id_column", "vector_column", "distance", "ef_search", "probes", "timeout",
-        *ENCODER_KEYS)  # fmt: skip
+KEYS = (
+    "url",
+    "password_env",
+    "table",
+    "id_column",
+    "vector_column",
+    "distance",
+    "ef_search",
+    "probes",
+    "timeout",
+    *ENCODER_KEYS,
+)
 OPERATORS = {"cosine": "<=>", "l2": "<->", "inner_product": "<#>", "l1": "<+>"}
 
 
@@ -137,8 +147,11 @@ class PgvectorRetriever:
             psycopg = require("psycopg", "pgvector", purpose="the pgvector retriever")
             conn = psycopg.connect(**self._connect_args, autocommit=True)
             s = self.settings
-            for name, value in (("hnsw.ef_search", s["ef_search"]), ("ivfflat.probes", s["probes"]),
-                                ("statement_timeout", int(s["timeout"] * 1000) if s["timeout"] else None)):  # fmt: skip
+            for name, value in (
+                ("hnsw.ef_search", s["ef_search"]),
+                ("ivfflat.probes", s["probes"]),
+                ("statement_timeout", int(s["timeout"] * 1000) if s["timeout"] else None),
+            ):
                 if value is not None:
                     conn.execute("SELECT set_config(%s, %s, false)", (name, str(value)))
             self._local.conn = conn

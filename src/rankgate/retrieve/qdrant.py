@@ -23,13 +23,24 @@ from rankgate.retrieve.base import Hit, QueryFailed, TransientFailure
 from rankgate.retrieve.dbconfig import Keys
 from rankgate.retrieve.encode import ENCODER_KEYS, QueryEncoder
 
-KEYS = ("url", "path", "collection", "id_field", "vector_name", "hnsw_ef", "exact", "api_key_env", "timeout",
-        *ENCODER_KEYS)  # fmt: skip
+KEYS = (
+    "url",
+    "path",
+    "collection",
+    "id_field",
+    "vector_name",
+    "hnsw_ef",
+    "exact",
+    "api_key_env",
+    "timeout",
+    *ENCODER_KEYS,
+)
 _DISTANCES = ("Euclid", "Manhattan")  # Qdrant scores these as distances: smaller is better
 
 
-def open_client(*, path: str | None = None, url: str | None = None, api_key: str | None = None,
-                timeout: float | None = None) -> Any:  # fmt: skip
+def open_client(
+    *, path: str | None = None, url: str | None = None, api_key: str | None = None, timeout: float | None = None
+) -> Any:
     """A ``QdrantClient`` on a server or a local-mode folder (one client per folder and process)."""
     qdrant_client = require("qdrant_client", "qdrant", purpose="the qdrant retriever")
     try:
@@ -161,8 +172,13 @@ def _failure(error: Exception, collection: str) -> BackendError:
             return TransientFailure(f"{where}: HTTP {status}", retry_after=_seconds(after))
         return QueryFailed(f"{where}: HTTP {status}")
     name = type(error).__name__
-    if isinstance(error, ConnectionError | TimeoutError) or name in ("ResponseHandlingException", "ConnectError",
-                                                                      "ReadTimeout", "ConnectTimeout", "RpcError"):  # fmt: skip
+    if isinstance(error, ConnectionError | TimeoutError) or name in (
+        "ResponseHandlingException",
+        "ConnectError",
+        "ReadTimeout",
+        "ConnectTimeout",
+        "RpcError",
+    ):
         return TransientFailure(f"{where}: {name}")
     return QueryFailed(f"{where}: {name}: {error}")
 

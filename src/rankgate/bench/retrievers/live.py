@@ -94,12 +94,13 @@ class LiveBenchRetriever:
     def exact_search(self, encoded: Sequence[tuple[str, str]], k: int) -> Hits:
         """Exact search by the retriever's own query encoder over the dataset's corpus: neighbor recall's reference."""
         if self._exact is None:
-            from rankgate.bench.retrievers.dense import DenseRetriever
             from rankgate.bench.indexes import IndexSpec
+            from rankgate.bench.retrievers.dense import DenseRetriever
 
             qe = self.live.encoder
-            dense = DenseRetriever(f"{self.name}/exact", qe.encoder, cache=self.cache, normalize=qe.normalize,
-                                   query_prefix=qe.query_prefix)  # fmt: skip
+            dense = DenseRetriever(
+                f"{self.name}/exact", qe.encoder, cache=self.cache, normalize=qe.normalize, query_prefix=qe.query_prefix
+            )
             dense.prepare(self._corpus, SILENT)
             dense.build(IndexSpec("exact"), SILENT)
             self._exact = dense
@@ -147,11 +148,15 @@ class LiveBenchRetriever:
         notes = []
         if self._unknown:
             example = sorted(self._unknown)[0]
-            notes.append(f"{self.name}: {len(self._unknown)} returned document ids are not in the dataset's corpus "
-                         f"(e.g. {example!r}); they count as non-relevant")  # fmt: skip
+            notes.append(
+                f"{self.name}: {len(self._unknown)} returned document ids are not in the dataset's corpus "
+                f"(e.g. {example!r}); they count as non-relevant"
+            )
         if self._duplicates:
-            notes.append(f"{self.name}: {self._duplicates} duplicate hits (the same document twice for a query); "
-                         "kept the first of each")  # fmt: skip
+            notes.append(
+                f"{self.name}: {self._duplicates} duplicate hits (the same document twice for a query); "
+                "kept the first of each"
+            )
         self.warnings = [n for n in dict.fromkeys([*self.warnings, *notes])]
 
 
