@@ -156,9 +156,9 @@ class PostgresServer:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def start_server() -> PostgresServer:
-    """Start a server, or skip the calling test when the binaries are missing."""
-    bindir = find_bindir()
+def start_server(bindir: Path | None = None) -> PostgresServer:
+    """Start a server from ``bindir`` (default: `find_bindir`), or skip the calling test when binaries are missing."""
+    bindir = bindir or find_bindir()
     if bindir is None:
         pytest.skip(SKIP_REASON)
     as_user: list[str] = []

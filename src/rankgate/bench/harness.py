@@ -18,11 +18,12 @@ and dense retrievers encode their corpus and search exact indexes on it
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,41 +82,67 @@ def run_benchmark(
     retrievers = build_retrievers(
         plan.retrievers, cache=cache, encoder_factory=encoder_factory, scorer_factory=scorer_factory
     )
-    if ray_bench is not None:
-        _use_ray(plan, retrievers, ray_bench, encoder_factory or default_encoder_factory)
-    encoding = _prepare(plan, retrievers, passages.texts if passages is not None else data.doc_texts, progress)
-    reported = [s for s in plan.retrievers if s.report]
-    sweep = _Sweep(
-        data,
-        passages,
-        plan,
-        encoded={s.name: retrievers[s.name].encode_queries(data.query_texts, cached=True) for s in reported},
-        encoding=encoding,
-        evaluate=evaluate,
-        eval_opts=dict(evaluate_options or {}),
-        out_dir=out_dir,
-        log=log,
-        warnings=list(data.warnings),
-    )
-    for i, index_spec in enumerate(plan.indexes):
-        for spec in reported:
-            retriever = retrievers[spec.name]
-            if retriever.uses_index or i == 0:
-                sweep.add_index(i, spec.name, retriever, index_spec, progress)
-    order = {s.name: n for n, s in enumerate(reported)}
-    results = sorted(
-        sweep.done.values(),
-        key=lambda r: (order[r.retriever], sweep.position[r.id], plan.ks.index(r.k)),
-    )
-    return BenchReport(
-        dataset={**data.describe(), "passages": len(passages.ids) if passages is not None else None},
-        measures=list(results[0].results.names) if results else list(plan.measures),
-        results=results,
-        settings=_settings(plan, cache, results, ray_bench),
-        versions=_versions(),
-        machine=_machine(),
-        warnings=sweep.warnings,
-    )
+    with _closing(retrievers):
+        _bind_live(retrievers, data, passages)
+        if ray_bench is not None:
+            _use_ray(plan, retrievers, ray_bench, encoder_factory or default_encoder_factory)
+        encoding = _prepare(plan, retrievers, passages.texts if passages is not None else data.doc_texts, progress)
+        reported = [s for s in plan.retrievers if s.report]
+        sweep = _Sweep(
+            data,
+            passages,
+            plan,
+            encoded={s.name: retrievers[s.name].encode_queries(data.query_texts, cached=True) for s in reported},
+            encoding=encoding,
+            evaluate=evaluate,
+            eval_opts=dict(evaluate_options or {}),
+            out_dir=out_dir,
+            log=log,
+            warnings=list(data.warnings),
+        )
+        for i, index_spec in enumerate(plan.indexes):
+            for spec in reported:
+                retriever = retrievers[spec.name]
+                if retriever.uses_index or i == 0:
+                    sweep.add_index(i, spec.name, retriever, index_spec, progress)
+        order = {s.name: n for n, s in enumerate(reported)}
+        results = sorted(
+            sweep.done.values(),
+            key=lambda r: (order[r.retriever], sweep.position[r.id], plan.ks.index(r.k)),
+        )
+        return BenchReport(
+            dataset={**data.describe(), "passages": len(passages.ids) if passages is not None else None},
+            measures=list(results[0].results.names) if results else list(plan.measures),
+            results=results,
+            settings=_settings(plan, cache, results, ray_bench),
+            versions=_versions(),
+            machine=_machine(),
+            warnings=sweep.warnings,
+        )
+
+
+@contextlib.contextmanager
+def _closing(retrievers: Mapping[str, Retriever]) -> Iterator[None]:
+    """Close the live retrievers at the end (their clients, connections and local-mode locks)."""
+    try:
+        yield
+    finally:
+        for retriever in retrievers.values():
+            if hasattr(retriever, "bind"):
+                retriever.close()  # type: ignore[attr-defined]
+
+
+def _bind_live(retrievers: Mapping[str, Retriever], data: Dataset, passages: Passages | None) -> None:
+    """Give live retrievers the dataset's ids: they answer with document ids, bench counts positions."""
+    for name, retriever in retrievers.items():
+        bind = getattr(retriever, "bind", None)
+        if bind is None:
+            continue
+        if passages is not None:
+            raise ConfigError(
+                f"{name} is a live retriever: it returns documents, so chunking does not apply", key_path="chunking"
+            )
+        bind(data.doc_ids, data.query_ids, data.query_texts)
 
 
 def _use_ray(plan: BenchPlan, retrievers: Mapping[str, Retriever], ray_bench: Any, factory: EncoderFactory) -> None:
@@ -174,6 +201,7 @@ class _Sweep:
             result.build = {"seconds": built.seconds, "index_bytes": built.bytes}
             result.encoding = _encoding_of(retriever, self.encoding)
             result.retriever_info = retriever.describe()
+            self.warnings.extend(w for w in getattr(retriever, "warnings", ()) if w not in self.warnings)
             if result.id in self.done:
                 self.warnings.append(
                     f"{result.id}: two index configurations resolve to the same parameters; kept the first"
@@ -207,7 +235,8 @@ class _Sweep:
         probe_texts = data.query_texts[: plan.latency.queries]
         hits, seconds = timed_search(retriever, encoded, depth)
         recall = None
-        if index_spec is not None and index_spec.approximate and hasattr(retriever, "exact_search"):
+        approximate = index_spec.approximate if index_spec is not None else getattr(retriever, "approximate", False)
+        if approximate and hasattr(retriever, "exact_search"):
             recall = neighbor_recall(hits, retriever.exact_search(encoded, depth))
         doc_hits = (
             aggregate_hits(hits, passages, k, plan.chunking.aggregate)
@@ -215,7 +244,8 @@ class _Sweep:
             else hits
         )
         label = config_id(name, index_spec.kind if index_spec else None, index_params, k)
-        run = hits_to_run(doc_hits, data.query_ids, data.doc_ids, name=label)
+        doc_ids = getattr(retriever, "doc_ids", None) or data.doc_ids  # a live retriever's: the corpus, then others
+        run = hits_to_run(doc_hits, data.query_ids, doc_ids, name=label)
         results = self.evaluate(data.qrels, run, list(plan.measures), **self.eval_opts)
         total: list[float] = []
         search: list[float] = []

@@ -50,6 +50,7 @@ from rankgate.bench.specs import (
     _spec_from_string,
     add_rerankers,
     check_references,
+    live_spec,
     parse_index_spec,
     parse_retriever_specs,
 )
@@ -154,12 +155,17 @@ def _retrievers(value: Any, where: str) -> tuple[RetrieverSpec, ...]:
         if isinstance(item, str):
             specs.append(_spec_from_string(item, path))
             continue
-        entry = _mapping(item, path, ("name", "type", "model", "of", "params"))
+        entry = _mapping(item, path, ("name", "type", "model", "of", "params", "spec"))
         kind = entry.get("type")
         if kind not in RETRIEVER_KINDS:
             raise ConfigError(
                 f"must be one of {', '.join(RETRIEVER_KINDS)}. Got {kind!r} instead.", key_path=f"{path}.type"
             )
+        if kind == "live" or "spec" in entry:
+            if kind != "live":
+                raise ConfigError("spec applies to type: live only", key_path=f"{path}.spec")
+            specs.append(live_spec(entry, path))
+            continue
         name = _optional_str(entry.get("name"), f"{path}.name") or kind
         model = _optional_str(entry.get("model"), f"{path}.model")
         if kind == "rerank" and model is None:

@@ -18,7 +18,7 @@ from rankgate.bench.indexes import IndexSpec
 from rankgate.errors import ConfigError
 from rankgate.evaluation.engines import ENGINES
 
-RETRIEVER_KINDS: tuple[str, ...] = ("bm25", "dense", "hybrid", "rerank")
+RETRIEVER_KINDS: tuple[str, ...] = ("bm25", "dense", "hybrid", "rerank", "live")
 DEFAULT_MEASURES: tuple[str, ...] = ("nDCG@10", "R@10", "R@100", "RR@10", "AP")
 DEFAULT_RETRIEVERS: tuple[str, ...] = ("bm25", "dense")
 NOT_A_GRID = frozenset({"weights"})
@@ -69,6 +69,7 @@ RETRIEVER_PARAMS: dict[str, dict[str, _Check]] = {
         "batch_size": (lambda v: _is_int(v, 1), "an int >= 1"),
         "device": (lambda v: isinstance(v, str) and v != "", "a torch device such as cpu or cuda"),
     },
+    "live": {},  # a live retriever's settings are its spec (see `live_spec`)
 }
 
 
@@ -187,9 +188,27 @@ def _spec_from_string(text: str, where: str) -> RetrieverSpec:
                 f"unknown fusion {method!r} in {text!r}; use hybrid:rrf or hybrid:weighted", key_path=where
             )
         return RetrieverSpec(f"hybrid:{method}", "hybrid", params={"fusion": method}, key_path=where)
+    if kind == "live":
+        return live_spec({"spec": arg} if arg else {}, where)
     raise ConfigError(
-        f"unknown retriever {text!r}; use bm25, dense, dense:MODEL_PATH, hybrid, hybrid:weighted", key_path=where
+        f"unknown retriever {text!r}; use bm25, dense, dense:MODEL_PATH, hybrid, hybrid:weighted, live:SPEC.yaml",
+        key_path=where,
     )
+
+
+def live_spec(entry: Mapping[str, Any], where: str) -> RetrieverSpec:
+    """A ``live`` retriever: ``spec`` is a retriever spec file (see docs/retrieve-databases.md) or a mapping."""
+    spec = entry.get("spec")
+    if not (isinstance(spec, str) and spec.strip()) and not isinstance(spec, dict):
+        raise ConfigError(
+            "a live retriever needs spec: a retriever spec file or a mapping with a kind", key_path=f"{where}.spec"
+        )
+    for key in ("model", "of", "params"):
+        if key in entry:
+            raise ConfigError("a live retriever takes its settings from its spec", key_path=f"{where}.{key}")
+    default = Path(spec).stem if isinstance(spec, str) else str(spec.get("kind", "live"))
+    name = entry.get("name") or f"live:{default}"
+    return RetrieverSpec(str(name), "live", params={"spec": spec}, key_path=where)
 
 
 def _complete(specs: list[RetrieverSpec], *, rerank: str | None, rerank_depth: int) -> tuple[RetrieverSpec, ...]:
@@ -208,7 +227,7 @@ def _complete(specs: list[RetrieverSpec], *, rerank: str | None, rerank_depth: i
             out.append(dense)
         out[i] = replace(spec, of=(bm25.name, dense.name))
     if rerank:
-        firsts = [s for s in out if s.report and s.kind != "rerank"]
+        firsts = [s for s in out if s.report and s.kind not in ("rerank", "live")]
         for s in firsts:
             out.append(
                 RetrieverSpec(
@@ -292,6 +311,10 @@ def check_references(specs: Sequence[RetrieverSpec]) -> None:
                 )
             if ref == s.name:
                 raise ConfigError("a retriever cannot fuse or re-rank itself", key_path=f"{s.key_path}.of")
+            if any(o.name == ref and o.kind == "live" for o in specs):
+                raise ConfigError(
+                    f"{ref!r} is a live retriever: it cannot be fused or re-ranked (yet)", key_path=f"{s.key_path}.of"
+                )
         weights = s.params.get("weights")
         if weights is not None and len(weights) != len(s.of):
             raise ConfigError(

@@ -26,6 +26,7 @@ _COMMANDS = {
     "rag": ("rankgate.cli.rag_cmd", "rag_group", "Answer-aware measures: reference answers in the top k."),
     "measures": ("rankgate.cli.measures_cmd", "measures_command", "List the measures, their definitions and aliases."),
     "bench": ("rankgate.cli.bench_cmd", "bench_command", "Benchmark retrievers and vector indexes on a labeled set."),
+    "index": ("rankgate.cli.index_cmd", "index_command", "Load a corpus into LanceDB, Chroma or Qdrant."),
     "label": ("rankgate.cli.label_cmd", "label_command", "Build relevance judgments by pooling and judging."),
     "gate": ("rankgate.cli.gate_cmd", "gate_command", "Gate a run in CI against thresholds and a stored baseline."),
     "store": ("rankgate.cli.store_cmd", "store_group", "Add, list and show stored results; set the baseline."),
