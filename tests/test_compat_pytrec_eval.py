@@ -68,10 +68,18 @@ def test_hand_worked_values_and_order():
     run = {"q1": {"d1": 1.0, "d2": 3.0, "d3": 3.0}, "q2": {}, "q9": {"d1": 1.0}}
     got = compat.RelevanceEvaluator(qrels, {"map", "recip_rank", "P.1", "num_ret", "gm_map"}).evaluate(run)
     # q1: the tie between d2 and d3 goes to the larger doc id, d3: d3 (rel), d2, d1 (rel)
-    assert got["q1"] == {"num_ret": 3.0, "map": (1 + 2 / 3) / 2, "gm_map": math.log((1 + 2 / 3) / 2), "recip_rank": 1.0, "P_1": 1.0}
-    # q2 retrieved nothing but is in the run: evaluated, as pytrec_eval does; q3 (not in the run), q9 (no judgments): not
+    assert got["q1"] == {
+        "num_ret": 3.0,
+        "map": (1 + 2 / 3) / 2,
+        "gm_map": math.log((1 + 2 / 3) / 2),
+        "recip_rank": 1.0,
+        "P_1": 1.0,
+    }
+    # q2 retrieved nothing but is in the run: evaluated, as pytrec_eval does;
+    # q3 (not in the run) and q9 (no judgments) are not
     assert list(got) == ["q1", "q2"]
-    assert got["q2"] == {"num_ret": 0.0, "map": 0.0, "gm_map": math.log(1e-5), "recip_rank": 0.0, "P_1": 0.0}
+    nothing = {"num_ret": 0.0, "map": 0.0, "gm_map": math.log(1e-5), "recip_rank": 0.0, "P_1": 0.0}
+    assert got["q2"] == nothing
 
 
 def test_scores_are_float64_unlike_pytrec_eval():

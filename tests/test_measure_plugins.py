@@ -110,7 +110,9 @@ def test_entry_point_plugin_end_to_end(isolated_registry, tmp_path, monkeypatch,
     monkeypatch.syspath_prepend(str(tmp_path))
     importlib.invalidate_caches()
     (tmp_path / "qrels.txt").write_text("q1 0 d1 2\nq1 0 d2 1\nq2 0 d4 1\n", encoding="utf-8")
-    (tmp_path / "run.txt").write_text("q1 Q0 d1 1 0.9 r\nq1 Q0 d3 2 0.8 r\nq1 Q0 d2 3 0.7 r\nq2 Q0 d9 1 1 r\n", encoding="utf-8")
+    (tmp_path / "run.txt").write_text(
+        "q1 Q0 d1 1 0.9 r\nq1 Q0 d3 2 0.8 r\nq1 Q0 d2 3 0.7 r\nq2 Q0 d9 1 1 r\n", encoding="utf-8"
+    )
 
     rankgate.parse_measure("nDCG@10")
     assert plugins._loaded is False and module not in sys.modules  # built-in names never read the plugins

@@ -31,9 +31,12 @@ from rankgate.evaluation.evaluate import evaluate as _evaluate
 from rankgate.measures.parse import parse_measure
 from rankgate.measures.registry import Measure
 
-__all__ = ["RelevanceEvaluator", "compute_aggregated_measure", "supported_measures", "supported_nicknames"]
+# also supported_measures and supported_nicknames, made on first use (module __getattr__ below)
+__all__ = ["RelevanceEvaluator", "compute_aggregated_measure"]
 
-_LONG_CUTS = dict.fromkeys(("P", "recall", "ndcg_cut", "map_cut", "relative_P"), (5, 10, 15, 20, 30, 100, 200, 500, 1000))
+_LONG_CUTS: dict[str, tuple[int, ...]] = dict.fromkeys(
+    ("P", "recall", "ndcg_cut", "map_cut", "relative_P"), (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+)
 _LONG_CUTS["success"] = (1, 5, 10)
 _DOUBLE_CUTS = {
     "iprec_at_recall": tuple(i / 10 for i in range(11)),
@@ -41,11 +44,42 @@ _DOUBLE_CUTS = {
 }
 
 # trec_eval's measure table order, the order of pytrec_eval's keys.
-_TREC_ORDER = (
-    "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall P relstring "
-    "recall infAP gm_bpref Rprec_mult utility 11pt_avg binG G ndcg ndcg_rel Rndcg ndcg_cut map_cut relative_P "
-    "success set_P set_relative_P set_recall set_map set_F num_nonrel_judged_ret"
-).split()
+_TREC_ORDER = [
+    "runid",
+    "num_q",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "map",
+    "gm_map",
+    "Rprec",
+    "bpref",
+    "recip_rank",
+    "iprec_at_recall",
+    "P",
+    "relstring",
+    "recall",
+    "infAP",
+    "gm_bpref",
+    "Rprec_mult",
+    "utility",
+    "11pt_avg",
+    "binG",
+    "G",
+    "ndcg",
+    "ndcg_rel",
+    "Rndcg",
+    "ndcg_cut",
+    "map_cut",
+    "relative_P",
+    "success",
+    "set_P",
+    "set_relative_P",
+    "set_recall",
+    "set_map",
+    "set_F",
+    "num_nonrel_judged_ret",
+]
 
 # pytrec_eval's nicknames (trec_eval 9's measure sets).
 _OFFICIAL = "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall P"

@@ -72,7 +72,7 @@ class QueryArrays:
 QueryKernel = Callable[[QueryArrays, Measure], float]
 
 
-class per_query:  # noqa: N801 - used as a function: per_query(fn) is a kernel
+class per_query:
     """The block kernel that runs ``fn`` (a `QueryKernel`) on each query of a block.
 
     Rankgate's blocks may be sparse (judged rows only, with their ranks and each query's depth);
@@ -262,7 +262,9 @@ def check_measure(names: str | Iterable[str], *, seeds: Iterable[int] = range(20
                     expected = float(m.spec.reference(trec_order(run.get(qid, {})), qrels.get(qid, {}), m, max_grade))
                     value = float(got[i])
                     same = value == expected or math.isclose(value, expected, rel_tol=0.0, abs_tol=1e-12)
-                    assert same, f"{m}, seed {seed}, query {qid} ({kind} block): kernel {value!r} != reference {expected!r}"
+                    assert same, (
+                        f"{m}, seed {seed}, query {qid} ({kind} block): kernel {value!r} != reference {expected!r}"
+                    )
                     compared += 1
     return compared
 
@@ -293,7 +295,9 @@ def random_collection(
         if kind < 0.9 or kind > 0.95:
             depth = int(rng.integers(0 if rng.random() < 0.05 else 1, max_depth))
             picked = rng.choice(n_docs, size=min(depth, n_docs), replace=False)
-            run[qid] = {docs[d]: float(s) for d, s in zip(picked, rng.integers(0, 12, size=len(picked)) / 4.0, strict=True)}
+            run[qid] = {
+                docs[d]: float(s) for d, s in zip(picked, rng.integers(0, 12, size=len(picked)) / 4.0, strict=True)
+            }
     return qrels, run
 
 
@@ -317,7 +321,9 @@ def _block(
         judgments = qrels.get(qid, {})
         ranking = trec_order(run.get(qid, {}))
         depth.append(len(ranking))
-        rows.extend((q, judgments.get(d, 0), d in judgments, r) for r, d in enumerate(ranking) if d in judgments or not sparse)
+        rows.extend(
+            (q, judgments.get(d, 0), d in judgments, r) for r, d in enumerate(ranking) if d in judgments or not sparse
+        )
         qrel_rows.extend((q, g) for g in judgments.values())
     row = np.array(rows, dtype=np.int64).reshape(-1, 4)
     qrel = np.array(qrel_rows, dtype=np.int64).reshape(-1, 2)
