@@ -168,7 +168,7 @@ def _uncut(found: Reading, word: str, params: dict[str, Any]) -> tuple[Measure, 
 
 
 def _canonical_names() -> set[str]:
-    return {s.name for s in all_specs()}
+    return {s.name for s in all_specs(plugins=False)}  # a plugin found by name is already registered
 
 
 def _parse_canonical(name: str) -> tuple[Measure, ...]:

@@ -336,7 +336,10 @@ def register(spec: MeasureSpec) -> MeasureSpec:
 def reading(word: str) -> Reading | None:
     """How the parser reads ``word`` (any case), or None when no family uses it."""
     _ensure_loaded()
-    return _WORDS.get(word.lower())
+    found = _WORDS.get(word.lower())
+    if found is None and _load_plugins():
+        found = _WORDS.get(word.lower())
+    return found
 
 
 def all_words() -> list[str]:
@@ -347,17 +350,33 @@ def all_words() -> list[str]:
 
 def get_spec(name: str) -> MeasureSpec:
     _ensure_loaded()
+    if name not in _REGISTRY:
+        _load_plugins()
     try:
         return _REGISTRY[name]
     except KeyError:
         raise MeasureError(f"Unknown measure {name!r}. Run 'rankgate measures' for the list.") from None
 
 
-def all_specs() -> list[MeasureSpec]:
+def all_specs(*, plugins: bool = True) -> list[MeasureSpec]:
+    """Every registered family; with ``plugins``, after reading the entry points (see `_load_plugins`)."""
     _ensure_loaded()
+    if plugins:
+        _load_plugins()
     return list(_REGISTRY.values())
 
 
 def _ensure_loaded() -> None:
     if not _REGISTRY:
         from rankgate.measures import definitions  # noqa: F401  (registers on import)
+
+
+def _load_plugins() -> bool:
+    """Register the ``rankgate.measures`` entry points (once); whether that added a family.
+
+    Called only when a name is not found, or when every family is listed, so built-in names
+    never pay for scanning the installed distributions. See `rankgate.measures.plugins`.
+    """
+    from rankgate.measures.plugins import load_entry_points
+
+    return load_entry_points()
