@@ -131,6 +131,27 @@ def document_ids(
     return as_strings(docs), mapped
 
 
+def first_occurrences(groups: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where each (group, key) pair first occurs, rows being in ranking order within each group.
+
+    Returns:
+        ``keep``: those rows, ascending (a document's best chunk, in ranking order); ``group``:
+        for every row, the index into ``keep`` of its pair's first row; ``counts``: rows per pair.
+
+    >>> keep, group, counts = first_occurrences(np.array([0, 0, 0, 1]), np.array([5, 7, 5, 5]))
+    >>> keep.tolist(), group.tolist(), counts.tolist()
+    ([0, 1, 3], [0, 1, 0, 2], [2, 1, 1])
+    """
+    keys = np.asarray(keys, dtype=np.int64)
+    width = int(keys.max()) + 1 if len(keys) else 1
+    pair = np.asarray(groups, dtype=np.int64) * width + keys
+    _, first, inverse, counts = np.unique(pair, return_index=True, return_inverse=True, return_counts=True)
+    by_position = np.argsort(first, kind="stable")  # pairs in the order of their first rows
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[by_position] = np.arange(len(first))
+    return first[by_position], rank[inverse.ravel()], counts[by_position]
+
+
 def fold_chunks(run: Run, docs: pa.ChunkedArray, *, agg: str = "first", ties: str = "trec") -> tuple[Run, int, int]:
     """``run`` with each query's rows of one document (``docs[row]``, stored row order) folded into one.
 
@@ -142,17 +163,10 @@ def fold_chunks(run: Run, docs: pa.ChunkedArray, *, agg: str = "first", ties: st
         raise ValueError(f"The 'chunk_agg' parameter must be one of {CHUNK_AGGREGATIONS}. Got {agg!r} instead.")
     order = run.ranking_order(ties)  # position in evaluation order -> stored row (within each query)
     ordered_docs = take_rows(docs, order)
-    doc_codes = intern(ordered_docs).codes.astype(np.int64)
     query = run.query_codes.astype(np.int64)  # the order moves rows within queries only
-    key = query * (int(doc_codes.max()) + 1 if len(doc_codes) else 1) + doc_codes
-    _, first, inverse, counts = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
-    keep = np.sort(first)  # each document's best chunk, in evaluation order
+    keep, group, counts = first_occurrences(query, intern(ordered_docs).codes)
     scores = run.scores[order]
-    if agg == "sum":
-        sums = np.bincount(inverse.ravel(), weights=scores, minlength=len(first))
-        kept_scores = sums[inverse.ravel()[keep]]
-    else:
-        kept_scores = scores[keep]
+    kept_scores = np.bincount(group, weights=scores, minlength=len(keep)) if agg == "sum" else scores[keep]
     queries = pa.DictionaryArray.from_arrays(pa.array(query[keep].astype(np.int32)), run.query_ids)
     folded = Run(
         queries,
