@@ -22,6 +22,7 @@ _COMMANDS = {
     "eval": ("rankgate.cli.eval_cmd", "eval_command", "Evaluate a run against relevance judgments."),
     "compare": ("rankgate.cli.compare_cmd", "compare_command", "Compare runs: paired tests, confidence intervals."),
     "cutoffs": ("rankgate.cli.cutoffs_cmd", "cutoffs_command", "Tabulate measures at several cutoffs k."),
+    "spans": ("rankgate.cli.spans_cmd", "spans_command", "Span recall and precision of a run of chunks (characters)."),
     "measures": ("rankgate.cli.measures_cmd", "measures_command", "List the measures, their definitions and aliases."),
     "bench": ("rankgate.cli.bench_cmd", "bench_command", "Benchmark retrievers and vector indexes on a labeled set."),
     "label": ("rankgate.cli.label_cmd", "label_command", "Build relevance judgments by pooling and judging."),
