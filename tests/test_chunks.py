@@ -17,7 +17,6 @@ from rankgate.core.chunks import ChunkCounts, ChunkTable, document_ids, to_docum
 from rankgate.core.run import Run
 from rankgate.errors import ConfigError
 from rankgate.evaluation.settings import Settings
-from tests.cli_support import invoke
 from tests.randomized import random_collection
 
 MEASURES = ["AP", "nDCG@5", "nDCG", "RR", "P@3", "R@10", "Bpref", "Judged@5", "Success@1", "NumRet", "NumRelRet"]

@@ -110,7 +110,9 @@ def test_qrels_from_one_chunking_score_a_run_over_another() -> None:
 def test_judgments_survive_a_round_trip_through_spans(lengths: list[int], grades: list[int]) -> None:
     """Judged tiling chunks, as spans, judge the same chunks the same way."""
     ends = np.cumsum(lengths)
-    chunks = ChunkOffsets.of([(f"c{i}", "d", int(e - n), int(e)) for i, (n, e) in enumerate(zip(lengths, ends))])
+    chunks = ChunkOffsets.of(
+        [(f"c{i}", "d", int(e - n), int(e)) for i, (n, e) in enumerate(zip(lengths, ends, strict=True))]
+    )
     qrels = Qrels.from_dict({"q": {f"c{i}": grades[i] for i in range(len(lengths))}})
     assert chunk_qrels(spans_of_chunk_qrels(qrels, chunks), chunks).to_dict() == qrels.to_dict()
 
@@ -206,7 +208,9 @@ def test_bad_spans_and_offsets_exit_2_naming_file_and_line(capsys, files, which,
     spans, offsets, run, tmp = files
     bad = tmp / ("bad.jsonl" if text.startswith("{") else "bad.csv")
     bad.write_text(text)
-    args = (str(bad), run, "--chunk-offsets", offsets) if which == "spans" else (spans, run, "--chunk-offsets", str(bad))
+    args = (
+        (str(bad), run, "--chunk-offsets", offsets) if which == "spans" else (spans, run, "--chunk-offsets", str(bad))
+    )
     for verb in ("eval", "spans"):
         code, out, err = invoke(capsys, verb, *args)
         assert code == 2 and out == "", (verb, err)

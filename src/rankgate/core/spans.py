@@ -160,9 +160,7 @@ def chunk_qrels(spans: SpanJudgments, chunks: ChunkOffsets, *, overlap: float = 
     if not 0.0 <= overlap <= 1.0:
         raise ValueError(f"The 'overlap' parameter must be a number in [0, 1]. Got {overlap!r} instead.")
     check_within(spans, chunks)
-    left = pa.table(
-        {"doc": spans.doc_ids, "q": spans.query_ids, "s": spans.start, "e": spans.end, "g": spans.grades}
-    )
+    left = pa.table({"doc": spans.doc_ids, "q": spans.query_ids, "s": spans.start, "e": spans.end, "g": spans.grades})
     right = pa.table({"doc": chunks.doc_ids, "chunk": chunks.chunk_ids, "cs": chunks.start, "ce": chunks.end})
     pairs = left.join(right, keys="doc", join_type="inner", use_threads=False)
     s, e, cs, ce = (column_to_numpy(pairs[k]).astype(np.int64) for k in ("s", "e", "cs", "ce"))

@@ -98,7 +98,10 @@ class SpanResults:
 
     @property
     def per_query(self) -> dict[str, dict[str, float]]:
-        return {q: dict(zip(self.names, row.tolist(), strict=True)) for q, row in zip(self.query_ids, self.values)}
+        return {
+            q: dict(zip(self.names, row.tolist(), strict=True))
+            for q, row in zip(self.query_ids, self.values, strict=True)
+        }
 
     def to_dict(self, *, per_query: bool = False) -> dict[str, Any]:
         """The shape of ``rankgate eval --format json``."""
@@ -118,7 +121,9 @@ def _gold(spans: SpanJudgments, rel: int) -> dict[str, dict[str, Intervals]]:
     """query -> doc -> merged gold intervals (spans of grade >= rel); every query with spans is a key."""
     gold: dict[str, dict[str, list[tuple[int, int]]]] = {}
     relevant = spans.grades >= rel
-    rows = zip(spans.query_ids.to_pylist(), spans.doc_ids.to_pylist(), spans.start.tolist(), spans.end.tolist())
+    rows = zip(
+        spans.query_ids.to_pylist(), spans.doc_ids.to_pylist(), spans.start.tolist(), spans.end.tolist(), strict=True
+    )
     for (qid, doc, start, end), keep in zip(rows, relevant.tolist(), strict=True):
         by_doc = gold.setdefault(qid, {})
         if keep:
@@ -186,7 +191,9 @@ def span_measures(
     }
     warnings = []
     if unknown:
-        warnings.append(f"{unknown} retrieved ids in the top {max(ks)} are not in the chunk offsets; they cover no text")
+        warnings.append(
+            f"{unknown} retrieved ids in the top {max(ks)} are not in the chunk offsets; they cover no text"
+        )
     return SpanResults(names, chosen, values, queries, _settings(settings, chunks), warnings, run.name)
 
 
