@@ -6,7 +6,8 @@ words after the previous one; the last window ends at the document's end. Passag
 
 Aggregation turns a passage ranking into a document ranking:
 
-- ``max`` (MaxP): a document scores its best passage's score;
+- ``max`` (MaxP): a document scores its best passage's score (the same folding as
+  `rankgate.core.chunks`, which ``--chunk-agg first`` applies to a run of chunk ids);
 - ``first`` (FirstP): a document scores its first passage's (``#0``) score, other passages are
   ignored.
 
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rankgate.bench.retrievers.base import Hits
+from rankgate.core.chunks import first_occurrences
 from rankgate.errors import ConfigError
 
 AGGREGATIONS: tuple[str, ...] = ("max", "first")
@@ -127,19 +129,17 @@ def aggregate_hits(hits: Hits, passages: Passages, k: int, how: str) -> Hits:
     m = hits.ids.shape[0]
     out_ids = np.full((m, k), -1, dtype=np.int64)
     out_scores = np.full((m, k), -np.inf, dtype=np.float64)
-    for row in range(m):
-        valid = hits.ids[row] >= 0
-        pid = hits.ids[row][valid]
-        score = hits.scores[row][valid]
-        if how == "first":
-            keep = passages.position[pid] == 0
-            docs, score = passages.doc_index[pid[keep]], score[keep]
-        else:
-            docs = passages.doc_index[pid]
-            _, first = np.unique(docs, return_index=True)
-            first.sort()
-            docs, score = docs[first], score[first]
-        n = min(k, len(docs))
-        out_ids[row, :n] = docs[:n]
-        out_scores[row, :n] = score[:n]
+    row, col = np.nonzero(hits.ids >= 0)  # row-major: each row's passages in ranking order
+    pid = hits.ids[row, col]
+    score = hits.scores[row, col]
+    if how == "first":
+        keep = np.flatnonzero(passages.position[pid] == 0)
+    else:  # MaxP: the document's best passage, as `rankgate --chunk-agg first` folds a run of chunks
+        keep = first_occurrences(row, passages.doc_index[pid])[0]
+    row, docs, score = row[keep], passages.doc_index[pid[keep]], score[keep]
+    starts = np.searchsorted(row, np.arange(m))
+    place = np.arange(len(row)) - starts[row]  # position of each kept document in its row
+    shown = place < k
+    out_ids[row[shown], place[shown]] = docs[shown]
+    out_scores[row[shown], place[shown]] = score[shown]
     return Hits(out_ids, out_scores)

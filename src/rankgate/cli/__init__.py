@@ -24,6 +24,7 @@ _COMMANDS = {
     "cutoffs": ("rankgate.cli.cutoffs_cmd", "cutoffs_command", "Tabulate measures at several cutoffs k."),
     "overlap": ("rankgate.cli.overlap_cmd", "overlap_command", "Agreement of two runs without qrels: overlap@k, RBO."),
     "rag": ("rankgate.cli.rag_cmd", "rag_group", "Answer-aware measures: reference answers in the top k."),
+    "spans": ("rankgate.cli.spans_cmd", "spans_command", "Span recall and precision of a run of chunks (characters)."),
     "measures": ("rankgate.cli.measures_cmd", "measures_command", "List the measures, their definitions and aliases."),
     "bench": ("rankgate.cli.bench_cmd", "bench_command", "Benchmark retrievers and vector indexes on a labeled set."),
     "index": ("rankgate.cli.index_cmd", "index_command", "Load a corpus into LanceDB, Chroma or Qdrant."),

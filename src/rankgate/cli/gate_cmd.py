@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from rankgate.cli.options import allow_disjoint_option, emit, engine_options, output_file_option, store_option, warn
+from rankgate.cli.options import chunk_options as with_chunk_options
 
 if TYPE_CHECKING:
     from rankgate.evaluation.engines import Engine
@@ -46,6 +47,7 @@ FORMATS = ("text", "markdown", "json", "junit")
 )
 @click.option("--comment-key", default="default", show_default=True, help="Tells sticky comments of two gates apart.")
 @engine_options
+@with_chunk_options
 @click.pass_context
 def gate_command(
     ctx: click.Context,

@@ -99,11 +99,49 @@ def _policy_options(dests: dict[str, str], only: Sequence[str]) -> list[Any]:
             kind: Any = click.Choice(list(CHOICES[name]))
         elif name == "rel":
             kind = click.IntRange(min=1)
+        elif name in _VALUE_OPTIONS:
+            kind, metavar = _VALUE_OPTIONS[name]
+            out.append(click.option(flag, dest, type=kind, metavar=metavar, default=default, help=POLICY_HELP[name]))
+            continue
         else:
             out.append(click.option(flag, dest, is_flag=True, help=POLICY_HELP[name]))
             continue
         out.append(click.option(flag, dest, type=kind, default=default, show_default=True, help=POLICY_HELP[name]))
     return out
+
+
+# Policies that take a value of their own (not a choice): click type and metavar.
+_VALUE_OPTIONS: dict[str, tuple[Any, str]] = {
+    "chunk_sep": (str, "SEP"),
+    "chunk_map": (click.Path(dir_okay=False), "FILE"),
+    "chunk_offsets": (click.Path(dir_okay=False), "FILE"),
+    "span_overlap": (click.FloatRange(0.0, 1.0), "SHARE"),
+}
+
+
+def chunk_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The chunk and span policies as options of a verb whose settings come from a gate file
+    (``gate``): given options override the file's ``settings:``; the command's ``config`` becomes
+    the loaded `GateConfig`. Verbs with `semantics_options` have these options already."""
+    names = ("chunk_sep", "chunk_map", "chunk_agg", "chunk_offsets", "span_overlap")
+
+    @functools.wraps(func)
+    def command(*args: Any, **kwargs: Any) -> Any:
+        given = {n: v for n in names if (v := kwargs.pop(n)) is not None}
+        if given:
+            from rankgate.gate.config import GateConfig, load_config
+
+            config = kwargs["config"]
+            loaded = config if isinstance(config, GateConfig) else load_config(config)
+            kwargs["config"] = loaded.model_copy(update={"settings": Settings.of(loaded.settings, **given)})
+        return func(*args, **kwargs)
+
+    for name in reversed(names):
+        flag = "--" + name.replace("_", "-")
+        kind, metavar = _VALUE_OPTIONS.get(name, (click.Choice(list(CHOICES.get(name, ()))), None))
+        help_text = POLICY_HELP[name] + " Overrides the gate file's settings."
+        command = click.option(flag, name, type=kind, metavar=metavar, default=None, help=help_text)(command)
+    return command
 
 
 allow_disjoint_option = click.option(

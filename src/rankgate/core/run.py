@@ -40,6 +40,8 @@ class Run:
     applied by `ranking_order` ("trec": doc id descending, byte-wise; "input": file order).
 
     Build one with `Run.from_dict`, `rankgate.read_run` or the constructor (columns).
+    ``ranked=True`` says the rows are already in evaluation order within each query (a chunk
+    ranking folded into documents, `rankgate.core.chunks`): no tie rule moves them.
     """
 
     def __init__(
@@ -52,6 +54,7 @@ class Run:
         source: str | None = None,
         duplicates: str = "error",
         locate: RowLocator | None = None,
+        ranked: bool = False,
     ) -> None:
         if duplicates not in DUPLICATE_POLICIES:
             raise ValueError(
@@ -68,6 +71,7 @@ class Run:
         locate = locate or default_locator(source)
         self.name = name
         self.source = source
+        self.ranked = ranked
         interned = intern_query_ids(qcol, locate, check_used=False)  # unused ids are dropped below
         check_ids(interned, dcol, locate)
         finite = np.isfinite(score)
@@ -200,7 +204,7 @@ class Run:
     def _tie_groups(self, ties: str) -> tuple[np.ndarray, np.ndarray]:
         none = np.zeros(0, dtype=np.int64)
         n = self.num_rows
-        if ties == "input" or n < 2:
+        if ties == "input" or n < 2 or self.ranked:
             return none, none
         tied = tied_neighbours(self.query_codes, self.scores)
         if len(tied) == 0:

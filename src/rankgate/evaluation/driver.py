@@ -22,6 +22,7 @@ from rankgate.core.columns import indices
 from rankgate.core.qrels import Qrels
 from rankgate.core.run import Run
 from rankgate.errors import InputError
+from rankgate.evaluation.chunking import chunk_warnings, documents_of
 from rankgate.evaluation.facts import EvaluationFacts
 from rankgate.evaluation.join import index_in, join
 from rankgate.evaluation.results import Results
@@ -55,6 +56,7 @@ def evaluate_in_memory(
     """
     if q.num_rows == 0:
         raise InputError("the qrels hold no judgments: nothing to evaluate", source=q.source)
+    r, chunks = documents_of(r, settings)  # a run of chunk ids read as documents (settings.chunk_*)
     plan = _plan_queries(q, r, queries=settings.queries, empty=settings.empty, rel=settings.rel)
     judged = _judged_rows(plan, q, r, settings.ties)
     if max_grade is None:
@@ -96,10 +98,11 @@ def evaluate_in_memory(
         values=values,
         queries=plan.counts,
         settings=settings.to_dict(),
-        warnings=facts.warnings(),
+        warnings=facts.warnings() + chunk_warnings(chunks, settings.to_dict()),
         run_name=r.name,
         versions=versions(),
         facts=facts,
+        chunks=chunks,
     )
 
 

@@ -29,6 +29,8 @@ class Results:
         warnings: degenerate but legal input noticed on the way.
         run_name: the run's name (file stem), when known.
         groups: aggregates per query group (tag value), when `with_groups` was called.
+        chunks: what reading a run of chunks as documents did (`rankgate.core.chunks.ChunkCounts`),
+            when the settings map chunks to documents.
     """
 
     measures: list[Measure]
@@ -42,6 +44,7 @@ class Results:
     ci: dict[str, list[float] | None] | None = None  # bootstrap CI of each aggregate, when asked
     facts: Any = field(default=None, repr=False, compare=False)  # EvaluationFacts: merges warnings exactly
     groups: GroupTable | None = field(default=None, repr=False)  # per tag value, when asked (with_groups)
+    chunks: Any = None  # ChunkCounts, when the run's chunk ids were mapped to documents
 
     def with_confidence_intervals(
         self, *, n_resamples: int = 10_000, confidence: float = 0.95, seed: int = 0
@@ -170,6 +173,8 @@ class Results:
 
             out["groups"] = groups_to_dict(self.groups)
         out["queries"] = dict(self.queries)
+        if self.chunks is not None:
+            out["chunks"] = self.chunks.to_dict()
         out["settings"] = dict(self.settings)
         out["warnings"] = list(self.warnings)
         if self.run_name is not None:
@@ -210,6 +215,7 @@ class Results:
             run_name=self.run_name,
             versions=dict(self.versions),
             ci=ci,
+            chunks=self.chunks,
         )
 
     @classmethod
@@ -243,6 +249,14 @@ class Results:
             warnings = []
             for p in parts:
                 warnings.extend(w for w in p.warnings if w not in warnings)
+        chunks = None
+        if all(p.chunks is not None for p in parts):
+            from rankgate.core.chunks import ChunkCounts
+            from rankgate.evaluation.chunking import chunk_warnings
+
+            chunks = ChunkCounts.merge([p.chunks for p in parts])
+            if facts is not None:
+                warnings += chunk_warnings(chunks, first.settings)
         return cls(
             measures=list(first.measures),
             query_ids=[ids[i] for i in order],
@@ -253,6 +267,7 @@ class Results:
             run_name=first.run_name,
             versions=dict(first.versions),
             facts=facts,
+            chunks=chunks,
         )
 
 

@@ -90,6 +90,10 @@ def _settings_schema() -> type[BaseModel]:
             fields[name] = (Literal[CHOICES[name]], default)
         elif name == "rel":
             fields[name] = (int, Field(default=default, ge=1))
+        elif name == "span_overlap":
+            fields[name] = (float, Field(default=default, ge=0.0, le=1.0))
+        elif name in ("chunk_sep", "chunk_map", "chunk_offsets"):
+            fields[name] = (str | None, Field(default=default, min_length=1))
         else:
             fields[name] = (bool, default)
     return create_model("EvaluationSettings", __base__=_Strict, **fields)
@@ -251,7 +255,7 @@ def _resolve(spec: GateFile, source: str, *, base: Path) -> GateConfig:
             tags_file = base / tags_file
     return GateConfig(
         gates=tuple(gates),
-        settings=Settings(**spec.settings.model_dump()),  # type: ignore[attr-defined]
+        settings=Settings(**_files_beside(spec.settings.model_dump(), base)),  # type: ignore[attr-defined]
         tags_file=tags_file,
         baseline_key=spec.baseline_key,
         seed=spec.seed,
@@ -305,3 +309,11 @@ def _pretty(label: str) -> str:
     """``mrr@10`` -> ``MRR@10``, ``ndcg@10`` -> ``nDCG@10``; other words as written."""
     head, at, tail = label.partition("@")
     return _PRETTY_WORDS.get(head.lower(), head) + at + tail
+
+
+def _files_beside(settings: dict[str, Any], base: Path) -> dict[str, Any]:
+    """The settings' files (chunk map, chunk offsets) found beside the gate file, as ``tags_file`` is."""
+    for name in ("chunk_map", "chunk_offsets"):
+        if settings.get(name) and not Path(settings[name]).is_absolute():
+            settings[name] = str(base / settings[name])
+    return settings

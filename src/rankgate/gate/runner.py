@@ -233,9 +233,12 @@ def _check_settings(stored: Any, settings: dict[str, Any], allow: bool) -> list[
     27% to 81%), so a delta across them is not a regression test.
     """
     from rankgate.errors import InputError
-    from rankgate.evaluation.settings import NAMES
+    from rankgate.evaluation.settings import DEFAULTS, NAMES, OPTIONAL_NAMES
 
-    theirs = stored.settings or {}
+    # the chunk and span policies are recorded only when in use: absent means their default
+    defaults = {n: getattr(DEFAULTS, n) for n in OPTIONAL_NAMES}
+    theirs = {**defaults, **(stored.settings or {})}
+    settings = {**defaults, **settings}
     changed = [
         f"{name}: {theirs[name]!r} in the baseline, {settings.get(name)!r} here"
         if name in theirs

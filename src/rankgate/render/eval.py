@@ -165,12 +165,30 @@ def format_value(value: float, is_sum: bool) -> str:
 
 
 SETTINGS_SHOWN = ("queries", "ties", "rel", "empty", "duplicates", "judged_only")
+CHUNK_SETTINGS_SHOWN = ("chunk_sep", "chunk_map", "chunk_agg", "chunk_offsets", "span_overlap")  # when in use
 
 
 def _settings_line(results: Results) -> str:
     """The semantic choices, echoed under the table as in the JSON's ``settings``."""
     shown = [f"{k}={str(results.settings[k]).lower()}" for k in SETTINGS_SHOWN if k in results.settings]
-    return "\nsettings: " + ", ".join(shown) if shown else ""
+    chunked = [
+        f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}"  # repr: a path or separator shows its quotes
+        for k in CHUNK_SETTINGS_SHOWN
+        if (v := results.settings.get(k)) is not None
+    ]
+    return ("\nsettings: " + ", ".join(shown + chunked) if shown else "") + _chunks_line(results)
+
+
+def _chunks_line(results: Results) -> str:
+    """How many run rows were chunks of documents, and what folding them did."""
+    c = results.chunks
+    if c is None:
+        return ""
+    eg = f" (e.g. {', '.join(repr(x) for x in c.unmapped_ids)})" if c.unmapped_ids else ""
+    return (
+        f"\nchunks: {c.mapped} rows mapped to documents, {c.unmapped} kept as they were{eg}; "
+        f"{c.collapsed} documents had several chunks ({c.dropped} chunk rows folded into them)"
+    )
 
 
 def table(results: Results, *, per_query: bool = False) -> Any:

@@ -71,7 +71,11 @@ class Job:
         wanted = tuple(m.with_defaults(rel=settings.rel) for m in parse_measures(measures))
         if not wanted:
             raise ConfigError("No measure given: pass at least one, e.g. 'nDCG@10'.", key_path="measures")
-        q = as_qrels(qrels, duplicates=settings.duplicates, format=qrels_format)
+        from rankgate.evaluation.chunking import check_chunk_map, judgments_of
+
+        check_chunk_map(settings)
+        q = as_qrels(judgments_of(qrels, settings, qrels_format=qrels_format), duplicates=settings.duplicates,
+                     format=qrels_format)  # fmt: skip
         return cls(q, wanted, settings, chunk_rows, max_grade)
 
     @property
