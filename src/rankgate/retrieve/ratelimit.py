@@ -106,9 +106,11 @@ class RateLimiter:
         sleep: Sleep = asyncio.sleep,
         burst_seconds: float = 10.0,
     ) -> None:
-        burst = burst_seconds
-        self.requests = TokenBucket(requests_per_minute, clock=clock, burst_seconds=burst) if requests_per_minute else None
-        self.tokens = TokenBucket(tokens_per_minute, clock=clock, burst_seconds=burst) if tokens_per_minute else None
+        def bucket(rate: float | None) -> TokenBucket | None:
+            return TokenBucket(rate, clock=clock, burst_seconds=burst_seconds) if rate else None
+
+        self.requests = bucket(requests_per_minute)
+        self.tokens = bucket(tokens_per_minute)
         self._clock = clock
         self._sleep = sleep
         self._paused_until = 0.0
