@@ -24,11 +24,7 @@ _COMMANDS = {
     "cutoffs": ("rankgate.cli.cutoffs_cmd", "cutoffs_command", "Tabulate measures at several cutoffs k."),
     "measures": ("rankgate.cli.measures_cmd", "measures_command", "List the measures, their definitions and aliases."),
     "bench": ("rankgate.cli.bench_cmd", "bench_command", "Benchmark retrievers and vector indexes on a labeled set."),
-    "retrieve": (
-        "rankgate.cli.retrieve_cmd",
-        "retrieve_command",
-        "Ask a live retriever (HTTP API, Python, vector DB) for a run.",
-    ),
+    "retrieve": ("rankgate.cli.retrieve_cmd", "retrieve_command", "Ask a live retriever (HTTP, Python, DB) for a run."),
     "label": ("rankgate.cli.label_cmd", "label_command", "Build relevance judgments by pooling and judging."),
     "gate": ("rankgate.cli.gate_cmd", "gate_command", "Gate a run in CI against thresholds and a stored baseline."),
     "store": ("rankgate.cli.store_cmd", "store_group", "Add, list and show stored results; set the baseline."),

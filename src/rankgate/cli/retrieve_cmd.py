@@ -27,6 +27,13 @@ import click
 )
 @click.option("--no-cache", is_flag=True, help="Ask every query again (new answers replace the cached ones).")
 @click.option("--allow-failures", is_flag=True, help="Write the run from the answered queries; exit 0.")
+@click.option(
+    "--scores",
+    type=click.Choice(["given", "ranks"]),
+    default="given",
+    show_default=True,
+    help="ranks: scores from ranks for every query, so trec_eval keeps the returned order even where scores tie.",
+)
 @click.option("--tag", help="The run tag (default: the output file's stem).")
 @click.option("--summary", "summary_path", type=click.Path(dir_okay=False), help="Write the JSON summary here too.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
@@ -64,6 +71,7 @@ def retrieve_command(**opts: Any) -> None:
             concurrency=opts["concurrency"],
             rate=opts["rate"],
             retries=opts["retries"],
+            scores=opts["scores"],
             cache=opts["cache_path"] or default_cache_path(opts["output"]),
             refresh=opts["no_cache"],
             allow_failures=opts["allow_failures"],

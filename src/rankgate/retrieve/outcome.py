@@ -7,8 +7,10 @@
 - hits past k are dropped (counted);
 - when any hit has no score, every hit of the query gets ``n - rank + 1`` (n hits), so that
   trec_eval, which orders by score and breaks ties by doc id, keeps the retriever's order;
+- with ``scores="ranks"``, every query gets those rank scores, whatever the retriever gave;
 - scores that do not descend with rank are kept (trec_eval orders by them), and counted, since a
-  retriever that returns distances (smaller is better) would be scored upside down.
+  retriever that returns distances (smaller is better) would be scored upside down; tied scores
+  are counted too, since trec_eval breaks ties by doc id, not by the retriever's order.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ class Answer:
     cut: int = 0
     scores_from_ranks: bool = False
     scores_unordered: bool = False
+    scores_tied: bool = False
 
     @property
     def failed(self) -> bool:
@@ -58,7 +61,16 @@ class Answer:
         }
 
 
-def tidy(query_id: str, raw: Sequence[Hit], k: int, *, latency_ms: float | None, attempts: int, cached: bool) -> Answer:
+def tidy(
+    query_id: str,
+    raw: Sequence[Hit],
+    k: int,
+    *,
+    latency_ms: float | None,
+    attempts: int,
+    cached: bool,
+    scores: str = "given",
+) -> Answer:
     """The run rows of one answer (see the module docstring).
 
     >>> a = tidy("q1", [Hit("d1"), Hit("d2"), Hit("d1"), Hit("d3")], 2, latency_ms=5.0, attempts=1, cached=False)
@@ -78,11 +90,12 @@ def tidy(query_id: str, raw: Sequence[Hit], k: int, *, latency_ms: float | None,
         kept.append(hit)
     cut = max(0, len(kept) - k)
     kept = kept[:k]
-    from_ranks = any(h.score is None for h in kept)
+    from_ranks = scores == "ranks" or any(h.score is None for h in kept)
     if from_ranks:
         kept = [Hit(h.doc_id, float(len(kept) - i)) for i, h in enumerate(kept)]
-    scores = [h.score for h in kept if h.score is not None]
-    unordered = any(a < b for a, b in itertools.pairwise(scores))
+    given = [h.score for h in kept if h.score is not None]
+    unordered = any(a < b for a, b in itertools.pairwise(given))
+    tied = any(a == b for a, b in itertools.pairwise(given))
     return Answer(
         query_id,
         kept,
@@ -93,6 +106,7 @@ def tidy(query_id: str, raw: Sequence[Hit], k: int, *, latency_ms: float | None,
         cut=cut,
         scores_from_ranks=from_ranks,
         scores_unordered=unordered,
+        scores_tied=tied,
     )
 
 
@@ -151,7 +165,12 @@ class RetrieveReport:
         counts = {
             "returned more than k hits; the rest were dropped": sum(1 for a in self.answers if a.cut),
             "returned no hits": sum(1 for a in self.answers if not a.failed and not a.hits),
-            "had hits without scores: scores were set from ranks": sum(1 for a in self.answers if a.scores_from_ranks),
+            "got scores from ranks (hits without scores, or scores='ranks')": sum(
+                1 for a in self.answers if a.scores_from_ranks
+            ),
+            "have tied scores, which trec_eval orders by doc id, not as returned (scores='ranks' keeps the order)": sum(
+                1 for a in self.answers if a.scores_tied
+            ),
             "have scores that do not descend with rank (trec_eval orders by score; distances need negating)": sum(
                 1 for a in self.answers if a.scores_unordered
             ),

@@ -36,6 +36,7 @@ from rankgate.retrieve.outcome import Answer, RetrieveReport, tidy
 from rankgate.retrieve.ratelimit import RateLimiter
 
 PathLike = str | os.PathLike[str]
+SCORES = ("given", "ranks")
 
 
 @dataclass
@@ -48,8 +49,11 @@ class Settings:
     retries: int = 3
     backoff: float = 0.5
     max_backoff: float = 30.0
+    scores: str = "given"
 
     def check(self) -> None:
+        if self.scores not in SCORES:
+            raise ConfigError(f"The 'scores' parameter must be one of {SCORES}. Got {self.scores!r} instead.")
         for name, value, low in (("k", self.k, 1), ("concurrency", self.concurrency, 1), ("retries", self.retries, 0)):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ConfigError(f"The '{name}' parameter must be an int >= {low}. Got {value!r} instead.")
@@ -82,6 +86,7 @@ def retrieve(
     retries: int = 3,
     backoff: float = 0.5,
     max_backoff: float = 30.0,
+    scores: str = "given",
     cache: PathLike | None = None,
     refresh: bool = False,
     allow_failures: bool = False,
@@ -101,6 +106,9 @@ def retrieve(
         retries: retries of a query after a transient failure.
         backoff: base delay in seconds; retry n waits uniform(0, min(max_backoff, backoff * 2**n)).
         max_backoff: cap of one backoff delay.
+        scores: ``given`` keeps the retriever's scores (from ranks where it gives none); ``ranks``
+            sets every query's scores from ranks, so trec_eval keeps the returned order even
+            where the given scores tie.
         cache: the answer cache file; None for no cache.
         refresh: ask every query again (the cache still stores the new answers).
         allow_failures: write the run from the answered queries even when some failed.
@@ -110,7 +118,7 @@ def retrieve(
     Returns:
         The `RetrieveReport`; ``report.failures`` lists the queries without an answer.
     """
-    settings = Settings(k, concurrency, rate, retries, backoff, max_backoff)
+    settings = Settings(k, concurrency, rate, retries, backoff, max_backoff, scores)
     settings.check()
     identity = dict(retriever.identity())
     store = AnswerCache(cache) if cache is not None else None
@@ -118,7 +126,8 @@ def retrieve(
         key = store.register(identity, k) if store is not None else ""
         stored = store.lookup(key, queries) if store is not None and not refresh else {}
         answers: dict[str, Answer] = {
-            qid: tidy(qid, c.hits, k, latency_ms=c.latency_ms, attempts=0, cached=True) for qid, c in stored.items()
+            qid: tidy(qid, c.hits, k, latency_ms=c.latency_ms, attempts=0, cached=True, scores=scores)
+            for qid, c in stored.items()
         }
         pending = [(qid, text) for qid, text in queries.items() if qid not in stored]
 
@@ -252,7 +261,10 @@ async def _ask_one(
             raise  # a missing extra, a bad configuration: the whole run stops
         except Exception as e:  # an adapter's bug: reported for this query, the run goes on
             return Answer(qid, attempts=attempt + 1, error=f"unexpected {type(e).__name__}: {cut(str(e), 200)}"), ()
-        return tidy(qid, raw, settings.k, latency_ms=latency, attempts=attempt + 1, cached=False), raw
+        answer = tidy(
+            qid, raw, settings.k, latency_ms=latency, attempts=attempt + 1, cached=False, scores=settings.scores
+        )
+        return answer, raw
     tries = settings.retries + 1
     return Answer(qid, attempts=tries, error=f"no answer after {tries} attempts; last: {last}"), ()
 
