@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -73,6 +74,7 @@ class HttpRetriever:
         url, method, params, json, hits, id, score, timeout: as the keys of the same names.
         headers: the header templates as written (``${VAR}`` unexpanded), for the identity.
         sent_headers: the headers actually sent (expanded); kept in the client only.
+        secrets: more texts to scrub from messages (the values of the ``${VAR}`` references).
         transport: an ``httpx.BaseTransport`` for tests (``httpx.MockTransport``).
     """
 
@@ -91,6 +93,7 @@ class HttpRetriever:
         json: Any = None,
         score: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
+        secrets: Sequence[str] = (),
         transport: Any = None,
     ) -> None:
         httpx = require("httpx", "retrieve", purpose="the http retriever")
@@ -103,7 +106,8 @@ class HttpRetriever:
         self._id = jmespath.compile(id)
         self._score = jmespath.compile(score) if score else None
         sent = dict(sent_headers if sent_headers is not None else self.headers)
-        self._secrets = [Secret(v) for v in sent.values() if v]  # every header value: a literal one may be a key
+        values = sorted({*sent.values(), *secrets} - {""}, key=len, reverse=True)  # longest first
+        self._secrets = [Secret(v) for v in values]  # every header value (a literal one may be a key) and ${VAR}
         self._where = display_url(url)
         self._client = httpx.Client(
             headers={"User-Agent": "rankgate-retrieve", **sent},
@@ -130,11 +134,12 @@ class HttpRetriever:
         if method == "GET" and body is not None:
             raise ConfigError("a GET request has no body: use params, or method: POST", source=where, key_path="json")
         headers = mapping_value(config, "headers", where)
-        sent = {}
+        sent, secrets = {}, []
         for name, value in headers.items():
             if not isinstance(value, str):
                 raise ConfigError(f"expected a string, got {brief(value)}", source=where, key_path=f"headers.{name}")
             sent[name] = expand_env(value, where, f"headers.{name}")
+            secrets += [os.environ[var] for var in env_names(value)]
         expressions = {key: text_value(config, key, where) for key in ("hits", "id")}
         score = text_value(config, "score", where, default=None)
         _compile_all(where, {**expressions, "score": score})
@@ -144,6 +149,7 @@ class HttpRetriever:
             method=method,
             headers=headers,
             sent_headers=sent,
+            secrets=secrets,
             params=params,
             json=body,
             score=score,
@@ -182,7 +188,8 @@ class HttpRetriever:
         status = response.status_code
         if status in RETRY_STATUS or status >= 500:
             wait = retry_after_seconds(response.headers.get("retry-after"))
-            raise TransientFailure(f"HTTP {status} from {self._where}", retry_after=wait)
+            detail = self._scrub(cut(" ".join(response.text.split()), 200))
+            raise TransientFailure(f"HTTP {status} from {self._where}: {detail}".rstrip(": "), retry_after=wait)
         if not 200 <= status < 300:
             raise QueryFailed(f"HTTP {status} from {self._where}: {self._scrub(cut(response.text.strip(), 200))}")
         try:
