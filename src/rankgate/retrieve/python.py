@@ -152,6 +152,12 @@ class PythonRetriever:
 
 def _caller(target: Any, name: str, where: str | None) -> Callable[[str, str, int], Any]:
     """One way to call ``target`` with (query_id, text, k), whatever its shape."""
+    if inspect.isclass(target):
+        raise ConfigError(
+            f"{name} is a class: set build: true to make an instance (options are its arguments)",
+            source=where,
+            key_path="target",
+        )
     invoke = getattr(target, "invoke", None)
     if callable(invoke) and not inspect.isroutine(target):
         return lambda qid, text, k: invoke(text)
@@ -284,6 +290,7 @@ def _within(timeout: float, call: Callable[[], Any], name: str) -> Any:
 
 def _describe(error: BaseException) -> str:
     """``Type: message (at file:line)``: where in the user's code an exception came from."""
-    frames = traceback.extract_tb(error.__traceback__)
+    here = os.path.dirname(os.path.abspath(__file__))
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if os.path.dirname(f.filename) != here]
     place = f" (at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno})" if frames else ""
     return f"{type(error).__name__}: {cut(str(error), 200)}{place}"
