@@ -105,6 +105,7 @@ def json_reply(value: Any, status: int = 200, headers: dict[str, str] | None = N
 def _handler(service: SearchService) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive: one connection per client worker
+        disable_nagle_algorithm = True  # headers and body go out at once, not 40 ms apart (delayed ACK)
 
         def do_GET(self) -> None:
             self._serve(None)
