@@ -9,18 +9,20 @@ the standard library's threading server (one thread per connection, HTTP/1.1 kee
 
 It counts requests per query text (``requests``), can sleep a fixed time per request (``delay``),
 and a subclass can answer more paths (`SearchService.route`). `demo_search` is BM25 over the demo
-collection (bm25s, from the bench extra); `DEMO_SPEC` is the ``http`` retriever SPEC that reads
-this service's answers.
+collection (bm25s, from the bench extra); `demo_spec` is the ``http`` retriever SPEC that reads
+this service's answers; `demo_retrieve` is the retrieve step of ``rankgate demo``.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -176,3 +178,29 @@ def demo_search() -> Search:
         return [(ids[int(p)], round(float(s), 6)) for p, s in zip(positions, scores, strict=True)]
 
     return search
+
+
+DEMO_RETRIEVE_EXTRAS = ("retrieve", "bench")
+
+
+def demo_retrieve(folder: str | os.PathLike[str], *, k: int = 100) -> Any:
+    """The retrieve step of ``rankgate demo``: start the BM25 service, ask it every demo query, stop it.
+
+    Writes ``folder/service_bm25.txt`` (the run) and returns the `RetrieveReport`, or None when
+    an extra it needs (`DEMO_RETRIEVE_EXTRAS`) is missing.
+    """
+    from rankgate.data import demo_dir
+    from rankgate.extras import installed
+    from rankgate.io.texts import read_queries
+    from rankgate.retrieve.runner import retrieve
+    from rankgate.retrieve.spec import open_retriever
+
+    if not all(installed(extra) for extra in DEMO_RETRIEVE_EXTRAS):
+        return None
+    queries = read_queries(demo_dir() / "queries.jsonl")
+    with SearchService(demo_search()) as service:
+        retriever = open_retriever(demo_spec(service.url))
+        try:
+            return retrieve(queries, retriever, k=k, output=Path(folder) / "service_bm25.txt", concurrency=4)
+        finally:
+            retriever.close()
