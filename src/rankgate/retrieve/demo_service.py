@@ -61,7 +61,7 @@ class SearchService:
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host!s}:{port}"
 
     def start(self) -> SearchService:
         self._thread = threading.Thread(target=self._server.serve_forever, name="rankgate-search-service", daemon=True)
@@ -128,7 +128,7 @@ def _handler(service: SearchService) -> type[BaseHTTPRequestHandler]:
             if reply is None and parts.path == "/health":
                 reply = json_reply({"ok": True})
             elif reply is None and parts.path == "/search":
-                given = body if isinstance(body, dict) else query
+                given: dict[str, Any] = body if isinstance(body, dict) else dict(query)
                 try:
                     text, k = str(given["q"]), int(given.get("size", given.get("k", 10)))
                 except (KeyError, TypeError, ValueError):
