@@ -1,12 +1,14 @@
-"""Progress bars on stderr for encoding and indexing; silent when not a terminal or asked quiet."""
+"""Progress bars on stderr (encoding, indexing, asking live retrievers); silent off a terminal or when quiet."""
 
 from __future__ import annotations
 
 import contextlib
 import sys
+import time
 from collections.abc import Callable, Iterator
 
 Advance = Callable[[int], None]
+Tick = Callable[[bool], None]
 
 
 class Progress:
@@ -49,6 +51,43 @@ class Progress:
         with bar:
             task_id = bar.add_task(description, total=total)
             yield lambda n: bar.advance(task_id, n)
+
+    @contextlib.contextmanager
+    def counted(self, description: str, total: int) -> Iterator[Tick]:
+        """A bar for ``total`` requests that also shows requests per second and errors; yields ``tick(failed)``.
+
+        >>> with Progress(enabled=False).counted("asking", total=2) as tick:
+        ...     tick(False); tick(True)
+        """
+        if not self.enabled or not total:
+            yield lambda failed: None
+            return
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+        from rich.progress import Progress as RichProgress
+
+        bar = RichProgress(
+            TextColumn("{task.description}", markup=False),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"),
+            TextColumn("{task.fields[errors]}"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
+        started, counts = time.perf_counter(), [0, 0]
+        with bar:
+            task_id = bar.add_task(description, total=total, rate="", errors="0 errors")
+
+            def tick(failed: bool) -> None:
+                counts[0] += 1
+                counts[1] += failed
+                rate = counts[0] / max(time.perf_counter() - started, 1e-9)
+                bar.update(task_id, advance=1, rate=f"{rate:,.1f} q/s", errors=f"{counts[1]:,} errors")
+
+            yield tick
 
 
 SILENT = Progress(enabled=False)

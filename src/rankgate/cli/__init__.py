@@ -28,6 +28,7 @@ _COMMANDS = {
     "measures": ("rankgate.cli.measures_cmd", "measures_command", "List the measures, their definitions and aliases."),
     "bench": ("rankgate.cli.bench_cmd", "bench_command", "Benchmark retrievers and vector indexes on a labeled set."),
     "index": ("rankgate.cli.index_cmd", "index_command", "Load a corpus into LanceDB, Chroma or Qdrant."),
+    "retrieve": ("rankgate.cli.retrieve_cmd", "retrieve_command", "Ask a live retriever (HTTP, Python, DB) for a run."),
     "label": ("rankgate.cli.label_cmd", "label_command", "Build relevance judgments by pooling and judging."),
     "gate": ("rankgate.cli.gate_cmd", "gate_command", "Gate a run in CI against thresholds and a stored baseline."),
     "store": ("rankgate.cli.store_cmd", "store_group", "Add, list and show stored results; set the baseline."),

@@ -26,14 +26,16 @@ DEFAULT_REPORT = "rankgate-demo-report.html"
 )
 @click.option("--no-report", is_flag=True, help="Write no HTML report.")
 @click.option("--no-bench", is_flag=True, help="Skip the BM25/MiniLM benchmark (needs the bench extra).")
-def demo_command(fmt: str, report_path: str, no_report: bool, no_bench: bool) -> None:
+@click.option("--no-retrieve", is_flag=True, help="Skip asking a local search service (needs retrieve, bench).")
+def demo_command(fmt: str, report_path: str, no_report: bool, no_bench: bool, no_retrieve: bool) -> None:
     """Evaluate, benchmark, gate and report on the built-in demo collection.
 
     The collection is synthetic, written for rankgate: 200 documents on five topics,
     63 queries tagged by topic and difficulty, graded judgments 0-3, and four runs.
     With every extra installed (pip install 'rankgate[demo]') the demo evaluates the runs,
     benchmarks BM25 against MiniLM (exact and HNSW), gates a candidate run against a stored
-    baseline as CI would, prints the PR comment and writes an HTML report. Parts whose extra
+    baseline as CI would, asks a local BM25 search service over HTTP for a run (rankgate retrieve),
+    prints the PR comment and writes an HTML report. Parts whose extra
     is missing are skipped, saying which extra to install.
 
     \b
@@ -41,6 +43,7 @@ def demo_command(fmt: str, report_path: str, no_report: bool, no_bench: bool) ->
       rankgate demo
       rankgate demo --report out/demo.html
       rankgate demo --no-bench --no-report --format json
+      rankgate demo --no-bench --no-retrieve
     """
     import json
     from datetime import datetime, timezone
@@ -53,6 +56,7 @@ def demo_command(fmt: str, report_path: str, no_report: bool, no_bench: bool) ->
     if fmt == "json":
         gate = _demo_gate(qrels, now)
         bench = None if no_bench else _demo_bench()
+        retrieved = None if no_retrieve else _demo_retrieve(qrels)
         report, _ = (None, None) if no_report else _write_report(report_path, bench, qrels, now)
         out = {
             "dataset": str(demo_dir()),
@@ -63,6 +67,7 @@ def demo_command(fmt: str, report_path: str, no_report: bool, no_bench: bool) ->
             },
             "gate": gate.to_dict() if gate is not None else None,
             "bench": bench.rows() if bench is not None else None,
+            "retrieve": retrieved,
             "report": str(report) if report is not None else None,
         }
         click.echo(json.dumps(out, indent=2))
@@ -72,6 +77,8 @@ def demo_command(fmt: str, report_path: str, no_report: bool, no_bench: bool) ->
     bench = None if no_bench else _demo_bench()
     if not no_bench:
         _print_bench(console, bench)
+    if not no_retrieve:
+        _print_retrieve(console, _demo_retrieve(qrels))
     _print_gate(console, _demo_gate(qrels, now))
     if not no_report:
         report, skipped = _write_report(report_path, bench, qrels, now)
@@ -197,6 +204,43 @@ def _demo_bench() -> Any:
     from rankgate.bench.demo import bench_available, demo_bench_report
 
     return demo_bench_report(progress=True) if bench_available() else None
+
+
+def _demo_retrieve(qrels: Any) -> dict[str, Any] | None:
+    """Ask a local BM25 service for the demo queries (rankgate retrieve): its summary with the run's
+    nDCG@10, or None when the retrieve or bench extra is missing."""
+    import tempfile
+
+    from rankgate.evaluation.evaluate import evaluate
+    from rankgate.retrieve.demo_service import demo_retrieve
+
+    with tempfile.TemporaryDirectory(prefix="rankgate-demo-") as folder:
+        report = demo_retrieve(folder)
+        if report is None:
+            return None
+        summary: dict[str, Any] = report.to_dict()
+        summary["nDCG@10"] = evaluate(qrels, report.run, ["nDCG@10"]).aggregate["nDCG@10"]
+    summary["run"] = None  # the temporary folder is gone
+    return summary
+
+
+def _print_retrieve(console: Any, summary: dict[str, Any] | None) -> None:
+    from rankgate.render.retrieve import summary_text
+    from rankgate.render.terminal import styled
+
+    console.print()
+    if summary is None:
+        hint = install_hint("retrieve,bench")
+        console.print(f"{hint} to ask a local search service (rankgate retrieve)", style="dim")
+        return
+    console.print(styled(("Live retriever", "bold"), ": a BM25 search service on a local port, asked over HTTP"))
+    console.print(summary_text(summary))
+    console.print(f"nDCG@10 of the run it returned: {summary['nDCG@10']:.3f}")
+    console.print(
+        "Yours: rankgate retrieve --queries queries.jsonl --retriever search.yaml -k 100 -o run.txt "
+        "(an http, python or vector-database SPEC; see docs/retrieve.md)",
+        style="dim",
+    )
 
 
 def _print_bench(console: Any, bench: Any) -> None:

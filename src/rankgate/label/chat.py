@@ -12,7 +12,6 @@ the ``Authorization`` header; every text that comes back is scrubbed of it.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import os
 import random
@@ -26,13 +25,13 @@ from rankgate.extras import require
 from rankgate.label.cost import CostMeter, estimate_input_tokens, worst_case_input_tokens
 from rankgate.label.ratelimit import RateLimiter
 from rankgate.label.secret import Secret, display_url
+from rankgate.retrieve.ratelimit import retry_after_seconds
 
 if TYPE_CHECKING:
     import httpx
 
 RETRY_STATUS = frozenset({408, 409, 425, 429})
 FATAL_STATUS = frozenset({401, 403, 404})
-MAX_RETRY_AFTER = 600.0
 MAX_RESPONSE_BYTES = 1_000_000  # a verdict is a few hundred bytes; past this the body is not read further
 
 Sleep = Callable[[float], Awaitable[None]]
@@ -57,28 +56,6 @@ class ChatReply:
     latency_ms: float
     attempts: int
     usage_reported: bool = True
-
-
-def retry_after_seconds(value: str | None, *, now: float | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delta seconds or an HTTP date), or None.
-
-    >>> retry_after_seconds("2"), retry_after_seconds("0.5"), retry_after_seconds("soon")
-    (2.0, 0.5, None)
-    """
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        seconds = when.timestamp() - (time.time() if now is None else now)
-    if seconds != seconds:  # NaN
-        return None
-    return min(max(seconds, 0.0), MAX_RETRY_AFTER)
 
 
 class ChatClient:
