@@ -82,6 +82,8 @@ class GateSpec(_Strict):
     decide_on: DecideOn | None = None
     retriever: str | None = Field(default=None, min_length=1)
     index: str | None = Field(default=None, min_length=1)
+    baseline_retriever: str | None = Field(default=None, min_length=1)
+    baseline_index: str | None = Field(default=None, min_length=1)
     severity: Severity | None = None
     mode: Mode | None = None
     on_inconclusive: Outcome | None = None
@@ -182,6 +184,8 @@ class Gate(BaseModel):
     decide_on: DecideOn = "mean"
     retriever: str | None = None
     index: str | None = None
+    baseline_retriever: str | None = None
+    baseline_index: str | None = None
     mode: Mode
     on_inconclusive: Outcome
     on_no_queries: Outcome = "fail"
@@ -318,6 +322,8 @@ def _resolve(spec: GateFile, source: str, *, base: Path) -> GateConfig:
                 decide_on="mean" if is_figure else (g.decide_on or d.decide_on),
                 retriever=g.retriever,
                 index=g.index,
+                baseline_retriever=g.baseline_retriever,
+                baseline_index=g.baseline_index,
                 severity=g.severity or d.severity,
                 mode="mean" if is_figure else (g.mode or d.mode),
                 on_inconclusive=g.on_inconclusive or d.on_inconclusive,
@@ -367,7 +373,7 @@ def _check_direction(g: GateSpec, metric: Measure | Figure, key: str, source: st
         if g.tags is not None:
             raise ConfigError(f"{one}, so no tag subset", key_path=f"{key}.tags", source=source)
         return
-    for name in ("retriever", "index"):
+    for name in ("retriever", "index", "baseline_retriever", "baseline_index"):
         if getattr(g, name) is not None:
             raise ConfigError(
                 f"'{name}' picks a row of the --bench file, for operational metrics ({', '.join(FIGURE_NAMES)})",

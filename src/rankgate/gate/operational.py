@@ -12,6 +12,7 @@ from typing import Any
 from rankgate.errors import ConfigError
 from rankgate.gate.config import GateConfig
 from rankgate.gate.figures import Figure, FigureSource, figure_value, read_figures
+from rankgate.gate.rules import active_rules
 
 
 @dataclass
@@ -48,6 +49,11 @@ def read_operational(
         bench: the candidate's bench JSON or retrieve summary.
         baseline_bench: the baseline's; without it the stored baseline's figures (``stored``).
         stored: the stored baseline's figures (`rankgate.store.result.StoredResult.figures`).
+
+    A gate's baseline figure comes from ``baseline_bench`` (the row its ``retriever``/``index``
+    pick, or its ``baseline_retriever``/``baseline_index``); else, when the gate names a
+    ``baseline_index`` or ``baseline_retriever``, from that row of ``bench`` itself (an index
+    swap: HNSW against exact in one benchmark); else from the stored baseline.
     """
     out = Operational()
     if bench is None:
@@ -63,7 +69,18 @@ def read_operational(
         row = current.pick(retriever=gate.retriever, index=gate.index, k=figure.k, key=key)
         picked.setdefault(row["id"], row)
         value = figure_value(row, figure, current.path)
-        out.values[i] = (value, _baseline_value(base, stored, gate.retriever, gate.index, figure, key), current.path)
+        baseline = None
+        if active_rules(gate):
+            other_row = gate.baseline_retriever is not None or gate.baseline_index is not None
+            baseline = _baseline_value(
+                base if base is not None else current if other_row else None,
+                stored,
+                gate.baseline_retriever or gate.retriever,
+                gate.baseline_index or gate.index,
+                figure,
+                key,
+            )
+        out.values[i] = (value, baseline, current.path)
     out.record = _to_record(picked, cfg, out)
     return out
 

@@ -111,7 +111,9 @@ def _relative(outcome: GateOutcome) -> str:
     g = outcome.gate
     if outcome.relative_delta is None or (g.regression_max_relative is None and g.min_relative_improvement is None):
         return ""
-    return f", {outcome.relative_delta * 100:+.1f}%"
+    ci = next((c.ci for c in outcome.checks if c.relative and c.ci), None)
+    shown = f" ({g.confidence:.0%} CI {ci[0] * 100:+.1f}% to {ci[1] * 100:+.1f}%)" if ci else ""
+    return f", {outcome.relative_delta * 100:+.1f}%{shown}"
 
 
 def headline(outcome: GateOutcome, *, text: Callable[[str], str] = str) -> str:
