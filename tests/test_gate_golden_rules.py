@@ -19,33 +19,49 @@ from tests.test_gate_golden import FORMATS, GOLDEN, UPDATE, normalize
 
 CASES = {
     # dense against bm25: +42% on R@5, clear of a 3% bar on the means and on the CI.
-    "promote": ("dense", "bm25", """\
+    "promote": (
+        "dense",
+        "bm25",
+        """\
 gates:
   - {name: promote_recall, metric: recall@5, min_relative_improvement: 0.03}
   - {name: promote_ndcg, metric: nDCG@10, min_relative_improvement: 0.03, decide_on: ci}
   - {name: ndcg_points, metric: nDCG@10, threshold: 0.7, min_improvement: 0.05}
-"""),
+""",
+    ),
     # dense_v2 against dense: no gain, and a drop beyond both limits.
-    "promote_fail": ("dense_v2", "dense", """\
+    "promote_fail": (
+        "dense_v2",
+        "dense",
+        """\
 gates:
   - {name: promote_recall, metric: recall@5, min_relative_improvement: 0.03}
   - {name: recall_limits, metric: recall@5, regression_max: 0.03, regression_max_relative: 0.05, regression_rule: any}
-"""),
+""",
+    ),
     # dense_v2 against bm25: +25% observed; the CI of the relative change straddles a 20% bar.
-    "promote_inconclusive": ("dense_v2", "bm25", """\
+    "promote_inconclusive": (
+        "dense_v2",
+        "bm25",
+        """\
 gates:
   - {name: promote_recall, metric: recall@5, min_relative_improvement: 0.2, decide_on: ci, on_inconclusive: fail}
-"""),
+""",
+    ),
     # one file for quality and cost: the HNSW row's p95 grew 30% (limit 20%), its neighbor
     # recall is 0.93 (floor 0.95); its p99 ceiling and its throughput floor hold.
-    "operational": ("dense", "dense", """\
+    "operational": (
+        "dense",
+        "dense",
+        """\
 gates:
   - {name: recall_at_5, threshold: 0.55, regression_max: 0.03}
   - {name: p99_budget, metric: latency_p99_ms, index: hnsw, max: 5}
   - {name: p95_growth, metric: latency_p95_ms, index: hnsw, regression_max_relative: 0.2}
   - {name: ann_recall, metric: neighbor_recall@10, index: hnsw, threshold: 0.95, severity: warning}
   - {name: throughput, metric: qps, index: hnsw, threshold: 1000}
-"""),
+""",
+    ),
 }
 EXIT = {"promote": 0, "promote_fail": 1, "promote_inconclusive": 1, "operational": 1}
 

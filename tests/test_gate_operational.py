@@ -43,7 +43,9 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
                        "indexes": ["exact", PQ], "k": [10]},
         }
     )  # fmt: skip
-    report = run_benchmark(root / "col", plan, out_dir=root / "runs", encoder_factory=factory_of(HashingEncoder(dim=64)))
+    report = run_benchmark(
+        root / "col", plan, out_dir=root / "runs", encoder_factory=factory_of(HashingEncoder(dim=64))
+    )
     (root / "bench.json").write_text(report.to_json())
     data = json.loads(report.to_json())
     rows = {r["index"]: r for r in data["results"]}
@@ -110,7 +112,8 @@ def test_index_swap_example_from_the_docs(capsys, bench):
     config = (
         "gates:\n"
         "  - {name: ann_recall, metric: neighbor_recall@10, index: ivf-pq, threshold: 0.95}\n"
-        "  - {name: ann_p95, metric: latency_p95_ms, index: ivf-pq, baseline_index: exact, regression_max_relative: 0.2}\n"
+        "  - {name: ann_p95, metric: latency_p95_ms, index: ivf-pq, baseline_index: exact,"
+        " regression_max_relative: 0.2}\n"
     )
     code, out, err = _gate(capsys, bench, config, "--bench", str(bench["root"] / "bench.json"))
     recall, p95 = json.loads(out)["gates"]
@@ -140,7 +143,8 @@ def test_index_swap_example_from_the_docs(capsys, bench):
         ("{name: g, metric: R@10, min_improvement: true}", "gates[0].min_improvement", "valid number"),
         ("{name: g, metric: R@10, min_improvement: .nan}", "gates[0].min_improvement", "finite"),
         ("{name: g, metric: R@10, threshold: 0.5, decide_on: always}", "gates[0].decide_on", "'mean' or 'ci'"),
-        ("{name: g, metric: R@10, regression_max: 0.1, regression_rule: some}", "gates[0].regression_rule", "'all' or 'any'"),
+        ("{name: g, metric: R@10, regression_max: 0.1, regression_rule: some}", "gates[0].regression_rule",
+         "'all' or 'any'"),
         ("{name: g, metric: qps, max: 100}", "gates[0].max", "higher-is-better"),
         ("{name: g, metric: R@10, max: 0.9}", "gates[0].max", "higher-is-better"),
         ("{name: g, metric: latency_p95_ms, threshold: 10}", "gates[0].threshold", "lower-is-better"),

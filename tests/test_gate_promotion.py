@@ -123,7 +123,10 @@ def test_absolute_improvement_and_relative_limits(data, gate):
     code, out, _ = gate("plus5", "gates:\n  - {name: g, metric: R@10, min_improvement: 0.03}\n", *base)
     assert code == 1
     # The baseline against plus1 as candidate: the base "drops" 0.505 -> 0.5: -0.5 pts, -0.99%.
-    both = "gates:\n  - {{name: g, metric: R@10, regression_max: 0.001, regression_max_relative: 0.05, regression_rule: {r}}}\n"
+    both = (
+        "gates:\n  - {{name: g, metric: R@10, regression_max: 0.001, regression_max_relative: 0.05,"
+        " regression_rule: {r}}}\n"
+    )
     against = ["--baseline-run", str(data["plus1"])]
     code, out, _ = gate("base", both.format(r="all"), *against)
     found = json.loads(out)["gates"][0]
@@ -140,6 +143,6 @@ def test_a_bar_without_a_baseline_is_a_config_error(data, gate):
 
 
 def test_the_library_decides_alike(data, gate):
-    report = run_gate(str(data["qrels"]), str(data["plus5"]), load_config(
-        {"gates": [{"name": "p", "metric": "R@10", "min_relative_improvement": 0.03}]}), baseline_run=str(data["base"]))  # fmt: skip
+    config = load_config({"gates": [{"name": "p", "metric": "R@10", "min_relative_improvement": 0.03}]})
+    report = run_gate(str(data["qrels"]), str(data["plus5"]), config, baseline_run=str(data["base"]))
     assert report.verdict == "pass" and report.outcomes[0].checks[0].status == "pass"

@@ -127,8 +127,8 @@ def compare_command(
     stats = Statistics(test, randomization, correction, resamples, permutations, alpha=alpha, detect=detect,
                        seed=seed, all_pairs=all_pairs)  # fmt: skip
     wanted = split_measures(measures) or list(DEFAULT_MEASURES)
-    systems = _systems(runs, names)
-    result = compare(qrels, systems[0], wanted, names=systems[1], baseline=baseline, tags=tags, stats=stats, engine=engine,
+    runs_, names_ = _systems(runs, names)
+    result = compare(qrels, runs_, wanted, names=names_, baseline=baseline, tags=tags, stats=stats, engine=engine,
                      **semantics.evaluate_options())  # fmt: skip
     emit(render(result, fmt), output)
     for name, res in result.results.items():

@@ -194,6 +194,7 @@ def compare(
     session = Session.open(
         qrels, measures, settings=settings, engine=engine, qrels_format=qrels_format, disjoint=disjoint
     )
+
     def one(r: Any) -> Results:
         return r if isinstance(r, Results) else session.evaluate(r, run_format=run_format)
 

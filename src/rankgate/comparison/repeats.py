@@ -126,7 +126,9 @@ def mean_over_repeats(repeats: Sequence[Results], name: str) -> tuple[Results, R
     labels = [r.run_name or f"{name}#{i + 1}" for i, r in enumerate(repeats)]
     means = {m: [float(stacked[i, :, j].mean()) for i in range(len(repeats))] for j, m in enumerate(names)}
     union = set().union(*(r.query_ids for r in repeats))
-    warnings = list(dict.fromkeys(f"{label}: {w}" for label, r in zip(labels, repeats, strict=True) for w in r.warnings))
+    warnings = list(
+        dict.fromkeys(f"{label}: {w}" for label, r in zip(labels, repeats, strict=True) for w in r.warnings)
+    )
     merged = replace(
         repeats[0],
         query_ids=queries,

@@ -310,7 +310,7 @@ def _resolve(spec: GateFile, source: str, *, base: Path) -> GateConfig:
         gates.append(
             Gate(
                 name=g.name,
-                metric=metric if is_figure else metric.with_defaults(rel=spec.settings.rel),  # type: ignore[union-attr]
+                metric=metric if is_figure else metric.with_defaults(rel=spec.settings.rel),  # type: ignore[union-attr,attr-defined]
                 label=label,
                 threshold=g.threshold,
                 regression_max=g.regression_max,
@@ -395,7 +395,10 @@ def _metric_of(gate: GateSpec, key: str, source: str) -> tuple[Measure | Figure,
         except MeasureError as e:
             close = suggest_figure(gate.metric)
             if close:
-                message = f"unknown metric {brief(gate.metric)}; did you mean {' or '.join(close)}? (operational figures: {', '.join(FIGURE_NAMES)})"
+                message = (
+                    f"unknown metric {brief(gate.metric)}; did you mean {' or '.join(close)}? "
+                    f"(operational figures: {', '.join(FIGURE_NAMES)})"
+                )
                 raise ConfigError(message, key_path=f"{key}.metric", source=source) from None
             raise ConfigError(str(e), key_path=f"{key}.metric", source=source) from None
     found = metric_from_name(gate.name)

@@ -167,12 +167,18 @@ def _bench_row(row: Any, source: str, i: int) -> dict[str, Any]:
         "qps": _number(row.get("throughput_qps"), f"results[{i}].throughput_qps", source),
         "neighbor_recall": _number(row.get("neighbor_recall"), f"results[{i}].neighbor_recall", source),
         "index_mb": None if size is None else _number(size, f"results[{i}].memory_bytes", source) / 1e6,  # type: ignore[operator]
-        "build_s": _number(row.get("build_s", (row.get("build") or {}).get("seconds")), f"results[{i}].build_s", source),
+        "build_s": _number(
+            row.get("build_s", (row.get("build") or {}).get("seconds")), f"results[{i}].build_s", source
+        ),
     }
     index = row.get("index")
     params = row.get("params") or {}
-    label = "-" if index is None else index if index == "exact" or not params else (
-        f"{index}(" + ",".join(f"{a}={b}" for a, b in params.items()) + ")"
+    label = (
+        "-"
+        if index is None
+        else index
+        if index == "exact" or not params
+        else (f"{index}(" + ",".join(f"{a}={b}" for a, b in params.items()) + ")")
     )
     return {
         "id": str(row.get("id") or f"results[{i}]"),

@@ -116,12 +116,22 @@ def on_queries(gate: Gate, base: np.ndarray, cur: np.ndarray, *, seed: int, n_re
     return out
 
 
-def _on_ci(gate: Gate, key: str, value: float, base: np.ndarray, cur: np.ndarray, *, seed: int, n_resamples: int) -> Check:
+def _on_ci(
+    gate: Gate, key: str, value: float, base: np.ndarray, cur: np.ndarray, *, seed: int, n_resamples: int
+) -> Check:
     kind, relative, sign = RULES[key]
     bar = sign * value
     base_mean = float(base.mean())
     if relative and base_mean == 0:
-        return Check(key, kind, True, bar, None, "inconclusive", why="the baseline's mean is 0, so a relative change is undefined")
+        return Check(
+            key,
+            kind,
+            True,
+            bar,
+            None,
+            "inconclusive",
+            why="the baseline's mean is 0, so a relative change is undefined",
+        )
     direction = 1.0 if gate.higher_is_better else -1.0
     # The test statistic: mean over queries of direction * (cur - (1 + b) base) for a relative rule
     # (>= 0 is the rule holding), or direction * (cur - base) for an absolute one (>= b holding).

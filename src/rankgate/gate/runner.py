@@ -117,9 +117,8 @@ def run_gate(
         baseline_bench: the baseline's figures (default: the stored baseline's, when stored with them).
     """
     from rankgate.evaluation.session import Session
-    from rankgate.store.fingerprint import qrels_fingerprint
-
     from rankgate.gate.operational import check_bench_given, read_operational
+    from rankgate.store.fingerprint import qrels_fingerprint
 
     cfg = config if isinstance(config, GateConfig) else load_config(config)
     check_bench_given(cfg, bench)
@@ -134,17 +133,7 @@ def run_gate(
     q = session.qrels
 
     notes: list[str] = []
-
-    def evaluate_run(run: Any, name: str | None) -> Results:
-        if not isinstance(run, list | tuple):
-            return session.evaluate(run, name=name, run_format=run_format)
-        from rankgate.comparison.repeats import mean_over_repeats
-
-        each = [session.evaluate(r, run_format=run_format) for r in run]
-        merged, spread = mean_over_repeats(each, name or each[0].run_name or "run")
-        notes.append(spread.note())
-        return merged
-
+    evaluate_run = _evaluator(session, run_format, notes)
     current = evaluate_run(run, run_name)
     fingerprint = qrels_fingerprint(q)
 
@@ -176,13 +165,7 @@ def run_gate(
         if opened is not None and opened is not store:
             opened.close()
 
-    if base_results is not None:
-        shared = len(set(base_results.query_ids) & set(current.query_ids))
-        if shared < len(current.query_ids):
-            notes.append(
-                f"the baseline covers {shared} of the {len(current.query_ids)} evaluated queries; "
-                "deltas use the shared ones"
-            )
+    notes.extend(_coverage(base_results, current))
     return GateReport(
         verdict=result,
         outcomes=outcomes,
@@ -199,6 +182,33 @@ def run_gate(
     )
 
 
+def _evaluator(session: Any, run_format: str | None, notes: list[str]) -> Callable[[Any, str | None], Results]:
+    """Evaluate a run, or (a list) the repeats of one system: their per-query mean, with a note of their spread."""
+
+    def evaluate_run(run: Any, name: str | None) -> Results:
+        if not isinstance(run, list | tuple):
+            return session.evaluate(run, name=name, run_format=run_format)  # type: ignore[no-any-return]
+        from rankgate.comparison.repeats import mean_over_repeats
+
+        each = [session.evaluate(r, run_format=run_format) for r in run]
+        merged, spread = mean_over_repeats(each, name or each[0].run_name or "run")
+        notes.append(spread.note())
+        return merged
+
+    return evaluate_run
+
+
+def _coverage(baseline: Results | None, current: Results) -> list[str]:
+    if baseline is None:
+        return []
+    shared = len(set(baseline.query_ids) & set(current.query_ids))
+    if shared >= len(current.query_ids):
+        return []
+    return [
+        f"the baseline covers {shared} of the {len(current.query_ids)} evaluated queries; deltas use the shared ones"
+    ]
+
+
 def _check_baselines_given(
     cfg: GateConfig, baseline: Results | None, figures: dict[int, tuple[float, float | None, str]]
 ) -> None:
@@ -208,8 +218,10 @@ def _check_baselines_given(
     for i, gate in enumerate(cfg.gates):
         missing = figures[i][1] is None if gate.figure is not None else baseline is None
         if gate.needs_baseline and missing:
-            where = "--baseline-bench FILE or a stored baseline recorded with --bench" if gate.figure else (
-                "--baseline-run RUN, --baseline ID, or --store with a baseline set"
+            where = (
+                "--baseline-bench FILE or a stored baseline recorded with --bench"
+                if gate.figure
+                else ("--baseline-run RUN, --baseline ID, or --store with a baseline set")
             )
             raise ConfigError(
                 f"{gate.needs_baseline[0]} compares with a baseline and there is none: pass {where}",

@@ -99,7 +99,9 @@ def _limits(outcome: GateOutcome, fraction: bool) -> str:
         parts.append(f"ceiling {fmt_value(g.max, fraction, unit)}")
     if g.regression_max is not None or g.regression_max_relative is not None:
         both = g.regression_max is not None and g.regression_max_relative is not None
-        parts.append(f"max {worse} {_allowed(g, fraction, unit)}" + (f" ({g.regression_rule} must hold)" if both else ""))
+        parts.append(
+            f"max {worse} {_allowed(g, fraction, unit)}" + (f" ({g.regression_rule} must hold)" if both else "")
+        )
     bars = _bars(g, fraction, unit)
     if bars:
         parts.append(bars)
@@ -257,7 +259,11 @@ def _gate_cells(o: GateOutcome, bars: bool = False) -> list[str]:
 
 def _gate_table(outcomes: Sequence[GateOutcome]) -> list[str]:
     headers = _gate_headers(outcomes)
-    align = "|" + "|".join("---" if h in ("gate", "metric", "CI of delta", "status", "needs") else "---:" for h in headers) + "|"
+    align = (
+        "|"
+        + "|".join("---" if h in ("gate", "metric", "CI of delta", "status", "needs") else "---:" for h in headers)
+        + "|"
+    )
     rows = ["| " + " | ".join(headers) + " |", align]
     for o in outcomes:
         cells = _gate_cells(o, _has_bars(outcomes))

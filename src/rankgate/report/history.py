@@ -2,7 +2,8 @@
 
 `load_history` reads the stored results (newest first from the store, returned oldest first)
 and the baseline, and keeps the values of the metrics asked for: measures, and the operational
-figures stored with a result (``latency_p95_ms``, ``qps``, ...), so latency is charted over time too. Any object with the
+figures stored with a result (``latency_p95_ms``, ``qps``, ...), so latency is charted over
+time too. Any object with the
 store's ``list`` and ``baseline`` methods works, so tests can pass a small fake.
 """
 

@@ -159,8 +159,8 @@ def figures_of(stored: Any, labels: Any) -> dict[str, float]:
         return {str(k): float(v) for k, v in stored.items() if isinstance(v, int | float)}
     if not isinstance(labels, dict) or labels.get("source") != "bench":
         return {}
-    latency = labels.get("latency_ms") if isinstance(labels.get("latency_ms"), dict) else {}
-    build = labels.get("build") if isinstance(labels.get("build"), dict) else {}
+    latency: dict[str, Any] = labels["latency_ms"] if isinstance(labels.get("latency_ms"), dict) else {}
+    build: dict[str, Any] = labels["build"] if isinstance(labels.get("build"), dict) else {}
     size = build.get("index_bytes")
     found: dict[str, Any] = {f"latency_{p}_ms": latency.get(p) for p in ("p50", "p95", "p99")}
     found["qps"] = labels.get("throughput_qps")
