@@ -187,7 +187,7 @@ def _evaluator(session: Any, run_format: str | None, notes: list[str]) -> Callab
 
     def evaluate_run(run: Any, name: str | None) -> Results:
         if not isinstance(run, list | tuple):
-            return session.evaluate(run, name=name, run_format=run_format)  # type: ignore[no-any-return]
+            return session.evaluate(run, name=name, run_format=run_format)
         from rankgate.comparison.repeats import mean_over_repeats
 
         each = [session.evaluate(r, run_format=run_format) for r in run]
