@@ -98,7 +98,10 @@ CONFIG_ERRORS = [
     ("gates: []\n", ["gates", "at least 1"]),
     ("gates:\n  - name: mrr\n    threshold: 0.5\n    severity: fatal\n", ["gates[0].severity", "'fatal'"]),
     ("gates:\n  - name: q\n    metric: nDCG@ten\n    threshold: 0.5\n", ["gates[0].metric", "whole number"]),
-    ("gates:\n  - name: mrr\n    regression_max: -0.1\n", ["gates[0].regression_max", "greater than or equal"]),
+    (
+        "gates:\n  - name: mrr\n    regression_max: -0.1\n",
+        ["gates[0].regression_max", "must be >= 0", "min_relative_improvement"],
+    ),
     ("gates:\n  - name: mrr\n    threshold: 0.5\n  - name: mrr\n    threshold: 0.6\n", ["two gates", "'mrr'"]),
     ("defaults:\n  mode: median\ngates:\n  - name: mrr\n    threshold: 0.5\n", ["defaults.mode", "'median'"]),
     ("gates:\n  - name: mrr\n\tthreshold: 0.5\n", ["gates.yaml:3", "not valid YAML"]),

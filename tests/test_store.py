@@ -377,7 +377,7 @@ def test_schema_version_is_recorded(tmp_path: Path) -> None:
     with sqlite3.connect(path) as conn:
         meta = dict(conn.execute("SELECT key, value FROM rankgate_meta"))
         mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
-    assert meta["schema_version"] == str(store_schema.SCHEMA_VERSION) == "1"
+    assert meta["schema_version"] == str(store_schema.SCHEMA_VERSION) == "2"
     assert meta["created_by"] == f"rankgate {rankgate.__version__}"
     assert mode == "wal"
 
@@ -388,7 +388,7 @@ def test_newer_schema_is_refused(tmp_path: Path) -> None:
     with sqlite3.connect(path) as conn:
         conn.execute("UPDATE rankgate_meta SET value = '7' WHERE key = 'schema_version'")
     with pytest.raises(
-        BackendError, match=r"has schema version 7, newer than this rankgate .* reads \(up to 1\): upgrade"
+        BackendError, match=r"has schema version 7, newer than this rankgate .* reads \(up to 2\): upgrade"
     ):
         open_store(path)
 
@@ -400,32 +400,52 @@ def test_older_schema_is_migrated(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     with open_store(path) as s:
         rid = s.add(evaluated(), provenance=prov())
 
-    def to_v2(conn) -> None:
+    def to_v3(conn) -> None:
         conn.execute(sa.text("ALTER TABLE rankgate_results ADD COLUMN note TEXT"))
 
-    monkeypatch.setattr(store_schema, "SCHEMA_VERSION", 2)
-    monkeypatch.setattr(store_schema, "MIGRATIONS", {1: to_v2})
-    with open_store(path) as s:
-        assert s.opened_schema_version == 1
-        assert s.get(rid).aggregate["RR"] == 0.5  # old results still read
-    with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT value FROM rankgate_meta WHERE key = 'schema_version'").fetchone()[0] == "2"
-        assert "note" in [row[1] for row in conn.execute("PRAGMA table_info(rankgate_results)")]
+    monkeypatch.setattr(store_schema, "SCHEMA_VERSION", 3)
+    monkeypatch.setattr(store_schema, "MIGRATIONS", {**store_schema.MIGRATIONS, 2: to_v3})
     with open_store(path) as s:
         assert s.opened_schema_version == 2
+        assert s.get(rid).aggregate["RR"] == 0.5  # old results still read
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT value FROM rankgate_meta WHERE key = 'schema_version'").fetchone()[0] == "3"
+        assert "note" in [row[1] for row in conn.execute("PRAGMA table_info(rankgate_results)")]
+    with open_store(path) as s:
+        assert s.opened_schema_version == 3
+
+
+def test_a_version_1_store_gains_the_figures_column(tmp_path: Path) -> None:
+    """The real migration 1 -> 2: old results read with no figures; new ones keep theirs."""
+    path = tmp_path / "r.db"
+    with open_store(path) as s:
+        old = s.add(evaluated(), provenance=prov())
+    with sqlite3.connect(path) as conn:  # make it the version-1 store an older rankgate wrote
+        conn.execute("ALTER TABLE rankgate_results DROP COLUMN figures")
+        conn.execute("UPDATE rankgate_meta SET value = '1' WHERE key = 'schema_version'")
+    with open_store(path) as s:
+        assert s.opened_schema_version == 1
+        assert s.get(old).figures == {} and s.get(old).aggregate["RR"] == 0.5
+        new = s.add(evaluated(), provenance=prov(), figures={"latency_p95_ms": 12.5, "qps": 80})
+        assert s.get(new).figures == {"latency_p95_ms": 12.5, "qps": 80.0}
+        assert s.list()[0].to_dict()["figures"] == {"latency_p95_ms": 12.5, "qps": 80.0}
+        with pytest.raises(InputError, match="finite numbers"):
+            s.add(evaluated(), provenance=prov(), figures={"qps": float("nan")})
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT value FROM rankgate_meta WHERE key = 'schema_version'").fetchone()[0] == "2"
 
 
 def test_missing_migration_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "r.db"
     open_store(path).close()
-    monkeypatch.setattr(store_schema, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(store_schema, "SCHEMA_VERSION", 3)
     monkeypatch.setattr(store_schema, "MIGRATIONS", {})
     with pytest.raises(
-        BackendError, match="has schema version 1 and this rankgate has no migration from version 1 to 2"
+        BackendError, match="has schema version 2 and this rankgate has no migration from version 2 to 3"
     ):
         open_store(path)
     with sqlite3.connect(path) as conn:  # the failed migration left it untouched
-        assert conn.execute("SELECT value FROM rankgate_meta WHERE key = 'schema_version'").fetchone()[0] == "1"
+        assert conn.execute("SELECT value FROM rankgate_meta WHERE key = 'schema_version'").fetchone()[0] == "2"
 
 
 def test_ids_are_never_reused(tmp_path: Path) -> None:

@@ -80,7 +80,7 @@ def test_reopen_and_schema_version(postgres_url: str) -> None:
         rid = s.add(evaluated(), provenance=prov("main", 0))
         assert s.opened_schema_version == 0
     with open_store(postgres_url) as s:
-        assert s.opened_schema_version == 1
+        assert s.opened_schema_version == 2
         assert s.get(rid).aggregate["RR"] == 0.5
         engine = s._engine
         with engine.begin() as conn:

@@ -110,6 +110,11 @@ def compare_command(
       rankgate compare qrels.txt base.txt new.txt -m RR@10 --detect 0.02
       rankgate compare qrels.txt base.txt new.txt --tags queries.jsonl
       rankgate compare qrels.txt 'base/*.parquet' 'new/*.parquet' --engine ray --name base --name new
+      rankgate compare qrels.txt base=b1.txt,b2.txt,b3.txt 'new=new_seed*.txt'
+
+    A system written NAME=run1,run2,... or NAME=GLOB is measured more than once (seeds,
+    folds, repeated runs): the paired tests use each query's mean over its repeats, and the
+    output reports the spread between the repeats (docs/statistics.md says what that assumes).
 
     With --engine ray (or --memory), each run (a file, a folder or a glob of shards) is
     evaluated there first; the statistics are the same as for runs read in memory.
@@ -122,8 +127,22 @@ def compare_command(
     stats = Statistics(test, randomization, correction, resamples, permutations, alpha=alpha, detect=detect,
                        seed=seed, all_pairs=all_pairs)  # fmt: skip
     wanted = split_measures(measures) or list(DEFAULT_MEASURES)
-    result = compare(qrels, runs, wanted, names=names, baseline=baseline, tags=tags, stats=stats, engine=engine,
+    runs_, names_ = _systems(runs, names)
+    result = compare(qrels, runs_, wanted, names=names_, baseline=baseline, tags=tags, stats=stats, engine=engine,
                      **semantics.evaluate_options())  # fmt: skip
     emit(render(result, fmt), output)
     for name, res in result.results.items():
         warn([f"{name}: {w}" for w in res.warnings])
+
+
+def _systems(runs: tuple[str, ...], names: tuple[str, ...]) -> tuple[list[object], list[str] | tuple[str, ...]]:
+    """The runs (a list for a system with repeats) and their names (``--name`` wins over ``NAME=``)."""
+    from pathlib import Path
+
+    from rankgate.comparison.repeats import parse_system
+
+    parsed = [parse_system(r) for r in runs]
+    if not any(name for name, _ in parsed):
+        return list(runs), names
+    systems: list[object] = [paths if name else paths[0] for name, paths in parsed]
+    return systems, names or [name or Path(paths[0]).name.split(".")[0] for name, paths in parsed]

@@ -24,6 +24,12 @@ FORMATS = ("text", "markdown", "json", "junit")
 @click.option("--config", required=True, type=click.Path(dir_okay=False), help="Gate config (YAML).")
 @click.option("--baseline-run", type=click.Path(), help="Evaluate this run as the baseline (no store needed).")
 @click.option(
+    "--bench",
+    type=click.Path(dir_okay=False),
+    help="Operational figures: `rankgate bench --format json` output or a `rankgate retrieve` JSON summary.",
+)
+@click.option("--baseline-bench", type=click.Path(dir_okay=False), help="The baseline's operational figures.")
+@click.option(
     "--baseline",
     metavar="ID",
     help="Stored baseline: a result id, latest, latest:BRANCH, baseline or baseline:KEY. "
@@ -55,6 +61,8 @@ def gate_command(
     run: str,
     config: str,
     baseline_run: str | None,
+    bench: str | None,
+    baseline_bench: str | None,
     baseline: str | None,
     store: str | None,
     no_record: bool,
@@ -87,6 +95,10 @@ def gate_command(
           --store results.db --baseline latest:main --format markdown --post-comment
       rankgate gate --qrels qrels.txt --run 'new/*.parquet' --config gates.yaml \\
           --baseline-run 'main/*.parquet' --engine ray
+      rankgate gate --qrels qrels.txt --run new.txt --config ship-criteria.yaml \\
+          --baseline-run main.txt --bench new-bench.json --baseline-bench main-bench.json
+      rankgate gate --qrels qrels.txt --run 'new=seed*.txt' --baseline-run 'main=m1.txt,m2.txt' \\
+          --config gates.yaml    # repeats: the per-query mean over each system's runs
 
     \b
     gates.yaml:
@@ -107,22 +119,29 @@ def gate_command(
         from rankgate.io.tags import read_query_tags
 
         tags = read_query_tags(tags_path)
+    from rankgate.comparison.repeats import parse_system
+
+    run_label, runs = parse_system(run)
+    base_label, base_runs = parse_system(baseline_run) if baseline_run else (None, [])
     report = run_gate(
         qrels,
-        run,
+        runs if run_label else run,
         config,
-        baseline_run=baseline_run,
+        baseline_run=(base_runs if base_label else baseline_run) or None,
         baseline=baseline,
         store=store,
         record=not no_record,
         allow_qrels_change=allow_qrels_change,
         allow_settings_change=allow_settings_change,
         tags=tags,
-        run_name=name,
+        run_name=name or run_label,
+        baseline_name=base_label,
         qrels_format=qrels_format,
         run_format=run_format,
         engine=engine,
         disjoint="allow" if allow_disjoint else "error",
+        bench=bench,
+        baseline_bench=baseline_bench,
     )
     comment = markdown(report, key=comment_key)
     rendered = {

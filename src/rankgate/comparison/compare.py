@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from rankgate.comparison.breakdowns import aligned_matrix, all_pairs, tag_breakdown
+from rankgate.comparison.repeats import Repeats, mean_over_repeats
 from rankgate.errors import ConfigError, InputError
 from rankgate.evaluation.results import Results
 from rankgate.measures.registry import Measure
@@ -42,6 +43,7 @@ class Comparison:
     notes: list[str] = field(default_factory=list)
     by_tag: list[dict[str, Any]] = field(default_factory=list)
     pairs: list[dict[str, Any]] = field(default_factory=list)
+    repeats: list[Repeats] = field(default_factory=list)  # the spread of systems measured more than once
 
     def row(self, system: str, measure: str) -> dict[str, Any]:
         for r in self.rows:
@@ -65,6 +67,7 @@ class Comparison:
             "warnings": [f"{s}: {w}" for s, res in self.results.items() for w in res.warnings],
             "by_tag": [_jsonable(r) for r in self.by_tag],
             "pairs": [_jsonable(r) for r in self.pairs],
+            "repeats": [r.to_dict() for r in self.repeats],
             "settings": dict(self.settings),
             "notes": list(self.notes),
         }
@@ -163,7 +166,10 @@ def compare(
     Args:
         qrels: judgments (anything `rankgate.evaluate` takes).
         runs: two or more runs (paths, `Run` objects, dicts, DataFrames), or `Results` already
-            evaluated with ``measures`` (say, on a Ray cluster), used as they are.
+            evaluated with ``measures`` (say, on a Ray cluster), used as they are. A list or
+            tuple of runs is one system measured more than once (seeds, folds): its per-query
+            values are the mean over the repeats, and ``Comparison.repeats`` keeps their spread
+            (`rankgate.comparison.repeats`).
         measures: measure names or values.
         names: a name per run (default: the run's name or file stem).
         baseline: name of the baseline system (default: the first run).
@@ -188,8 +194,23 @@ def compare(
     session = Session.open(
         qrels, measures, settings=settings, engine=engine, qrels_format=qrels_format, disjoint=disjoint
     )
-    evaluated = [r if isinstance(r, Results) else session.evaluate(r, run_format=run_format) for r in runs]
-    return compare_results(by_name(evaluated, names), baseline=baseline, tags=tags, stats=chosen)
+
+    def one(r: Any) -> Results:
+        return r if isinstance(r, Results) else session.evaluate(r, run_format=run_format)
+
+    evaluated, repeats = [], []
+    for i, r in enumerate(runs):
+        if not isinstance(r, list | tuple):
+            evaluated.append(one(r))
+            continue
+        each = [one(x) for x in r]
+        merged, spread = mean_over_repeats(each, names[i] if names else each[0].run_name or f"run{i + 1}")
+        evaluated.append(merged)
+        repeats.append(spread)
+    result = compare_results(by_name(evaluated, names), baseline=baseline, tags=tags, stats=chosen)
+    result.repeats = repeats
+    result.notes.extend(r.note() for r in repeats)
+    return result
 
 
 def by_name(evaluated: Sequence[Results], names: Sequence[str] | None = None) -> dict[str, Results]:

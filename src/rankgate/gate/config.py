@@ -22,17 +22,30 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    create_model,
+    field_validator,
+    model_validator,
+)
 
 from rankgate.errors import ConfigError, MeasureError
 from rankgate.evaluation.settings import CHOICES, Settings
 from rankgate.evaluation.settings import DEFAULTS as DEFAULT_SETTINGS
 from rankgate.evaluation.settings import NAMES as SETTING_NAMES
+from rankgate.gate.figures import NAMES as FIGURE_NAMES
+from rankgate.gate.figures import Figure, parse_figure, suggest_figure
 from rankgate.io.yaml import brief, cut, load_yaml
 from rankgate.measures.parse import parse_measure
 from rankgate.measures.registry import Measure
 
 Mode = Literal["mean", "noninferiority"]
+DecideOn = Literal["mean", "ci"]
+Rule = Literal["all", "any"]
 Outcome = Literal["pass", "warn", "fail"]
 Severity = Literal["error", "warning"]
 
@@ -51,6 +64,7 @@ class GateDefaults(_Strict):
     severity: Severity = "error"
     min_queries: int = Field(default=1, ge=1)
     confidence: float = Field(default=0.95, gt=0.5, lt=1.0)
+    decide_on: DecideOn = "mean"
 
 
 class GateSpec(_Strict):
@@ -59,7 +73,17 @@ class GateSpec(_Strict):
     name: str = Field(min_length=1)
     metric: str | None = None
     threshold: float | None = None
-    regression_max: float | None = Field(default=None, ge=0)
+    max: float | None = None
+    regression_max: float | None = None
+    regression_max_relative: float | None = None
+    regression_rule: Rule = "all"
+    min_improvement: float | None = None
+    min_relative_improvement: float | None = None
+    decide_on: DecideOn | None = None
+    retriever: str | None = Field(default=None, min_length=1)
+    index: str | None = Field(default=None, min_length=1)
+    baseline_retriever: str | None = Field(default=None, min_length=1)
+    baseline_index: str | None = Field(default=None, min_length=1)
     severity: Severity | None = None
     mode: Mode | None = None
     on_inconclusive: Outcome | None = None
@@ -74,11 +98,34 @@ class GateSpec(_Strict):
             raise ValueError("give at least one tag, e.g. {topic: billing}, or leave 'tags' out")
         return value
 
+    @field_validator("regression_max", "regression_max_relative", "min_improvement", "min_relative_improvement")
+    @classmethod
+    def _not_negative(cls, value: float | None, info: ValidationInfo) -> float | None:
+        if value is not None and value < 0:
+            hint = (
+                "; to require an improvement use min_improvement or min_relative_improvement"
+                if info.field_name and info.field_name.startswith("regression")
+                else "; to allow a drop use regression_max or regression_max_relative"
+            )
+            raise ValueError(f"must be >= 0{hint}")
+        return value
+
     @model_validator(mode="after")
     def _something_to_check(self) -> GateSpec:
-        if self.threshold is None and self.regression_max is None:
-            raise ValueError("a gate needs a 'threshold', a 'regression_max', or both")
+        if all(getattr(self, key) is None for key in CHECK_KEYS):
+            raise ValueError("a gate needs at least one of " + ", ".join(f"'{k}'" for k in CHECK_KEYS))
         return self
+
+
+CHECK_KEYS = (
+    "threshold",
+    "max",
+    "regression_max",
+    "regression_max_relative",
+    "min_improvement",
+    "min_relative_improvement",
+)
+BASELINE_KEYS = ("min_improvement", "min_relative_improvement")  # a gate with these needs a baseline
 
 
 def _settings_schema() -> type[BaseModel]:
@@ -128,17 +175,42 @@ class Gate(BaseModel):
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     name: str
-    metric: Measure
+    metric: Measure | Figure  # a Figure: an operational figure read from --bench
     label: str  # the metric as the user wrote it (or as read from the name): "recall@5"
     threshold: float | None
     regression_max: float | None
     severity: Severity
+    max: float | None = None
+    regression_max_relative: float | None = None
+    regression_rule: Rule = "all"
+    min_improvement: float | None = None
+    min_relative_improvement: float | None = None
+    decide_on: DecideOn = "mean"
+    retriever: str | None = None
+    index: str | None = None
+    baseline_retriever: str | None = None
+    baseline_index: str | None = None
     mode: Mode
     on_inconclusive: Outcome
     on_no_queries: Outcome = "fail"
     min_queries: int
     confidence: float
     tags: dict[str, tuple[str, ...]] | None
+
+    @property
+    def figure(self) -> Figure | None:
+        """The operational figure this gate checks, or None for a measure."""
+        return self.metric if isinstance(self.metric, Figure) else None
+
+    @property
+    def higher_is_better(self) -> bool:
+        m = self.metric
+        return m.higher_is_better if isinstance(m, Figure) else m.spec.higher_is_better
+
+    @property
+    def needs_baseline(self) -> list[str]:
+        """The keys set on this gate that cannot be decided without a baseline."""
+        return [k for k in BASELINE_KEYS if getattr(self, k) is not None]
 
 
 class GateConfig(BaseModel):
@@ -159,9 +231,14 @@ class GateConfig(BaseModel):
         """Every metric the gates need, once each, in gate order."""
         out: list[Measure] = []
         for gate in self.gates:
-            if gate.metric not in out:
+            if not isinstance(gate.metric, Figure) and gate.metric not in out:
                 out.append(gate.metric)
         return out
+
+    @property
+    def figure_gates(self) -> list[tuple[int, Gate]]:
+        """The gates on operational figures, with their index in ``gates`` (for key paths)."""
+        return [(i, g) for i, g in enumerate(self.gates) if isinstance(g.metric, Figure)]
 
 
 def load_config(source: str | os.PathLike[str] | Mapping[str, Any]) -> GateConfig:
@@ -232,15 +309,27 @@ def _resolve(spec: GateFile, source: str, *, base: Path) -> GateConfig:
     for i, g in enumerate(spec.gates):
         metric, label = _metric_of(g, f"gates[{i}]", source)
         d = spec.defaults
+        _check_direction(g, metric, f"gates[{i}]", source)
+        is_figure = isinstance(metric, Figure)
         gates.append(
             Gate(
                 name=g.name,
-                metric=metric.with_defaults(rel=spec.settings.rel),  # type: ignore[attr-defined]
+                metric=metric if is_figure else metric.with_defaults(rel=spec.settings.rel),  # type: ignore[union-attr,attr-defined]
                 label=label,
                 threshold=g.threshold,
                 regression_max=g.regression_max,
+                max=g.max,
+                regression_max_relative=g.regression_max_relative,
+                regression_rule=g.regression_rule,
+                min_improvement=g.min_improvement,
+                min_relative_improvement=g.min_relative_improvement,
+                decide_on="mean" if is_figure else (g.decide_on or d.decide_on),
+                retriever=g.retriever,
+                index=g.index,
+                baseline_retriever=g.baseline_retriever,
+                baseline_index=g.baseline_index,
                 severity=g.severity or d.severity,
-                mode=g.mode or d.mode,
+                mode="mean" if is_figure else (g.mode or d.mode),
                 on_inconclusive=g.on_inconclusive or d.on_inconclusive,
                 on_no_queries=g.on_no_queries or d.on_no_queries,
                 min_queries=g.min_queries or d.min_queries,
@@ -264,11 +353,57 @@ def _resolve(spec: GateFile, source: str, *, base: Path) -> GateConfig:
     )
 
 
-def _metric_of(gate: GateSpec, key: str, source: str) -> tuple[Measure, str]:
+def _check_direction(g: GateSpec, metric: Measure | Figure, key: str, source: str) -> None:
+    """Refuse keys that make no sense for the metric: a ceiling on a higher-is-better one, a floor
+    on a lower-is-better one, a CI rule or a tag filter on a figure, a bench row on a measure."""
+    higher = metric.higher_is_better if isinstance(metric, Figure) else metric.spec.higher_is_better
+    if g.max is not None and higher:
+        raise ConfigError(
+            f"{metric} is higher-is-better: a ceiling ('max') cannot fail by getting worse; use 'threshold' (a floor)",
+            key_path=f"{key}.max",
+            source=source,
+        )
+    if g.threshold is not None and not higher:
+        raise ConfigError(
+            f"{metric} is lower-is-better: a floor ('threshold') cannot fail by getting worse; use 'max' (a ceiling)",
+            key_path=f"{key}.threshold",
+            source=source,
+        )
+    if isinstance(metric, Figure):
+        one = "an operational figure is one number per file, with no per-query values"
+        for name, bad in (("mode", "noninferiority"), ("decide_on", "ci")):
+            if getattr(g, name) == bad:
+                raise ConfigError(f"{one}, so no CI: use {name}: mean", key_path=f"{key}.{name}", source=source)
+        if g.tags is not None:
+            raise ConfigError(f"{one}, so no tag subset", key_path=f"{key}.tags", source=source)
+        return
+    for name in ("retriever", "index", "baseline_retriever", "baseline_index"):
+        if getattr(g, name) is not None:
+            raise ConfigError(
+                f"'{name}' picks a row of the --bench file, for operational metrics ({', '.join(FIGURE_NAMES)})",
+                key_path=f"{key}.{name}",
+                source=source,
+            )
+
+
+def _metric_of(gate: GateSpec, key: str, source: str) -> tuple[Measure | Figure, str]:
     if gate.metric is not None:
+        try:
+            figure = parse_figure(gate.metric)
+        except ConfigError as e:
+            raise ConfigError(str(e), key_path=f"{key}.metric", source=source) from None
+        if figure is not None:
+            return figure, gate.metric
         try:
             return parse_measure(gate.metric), gate.metric
         except MeasureError as e:
+            close = suggest_figure(gate.metric)
+            if close:
+                message = (
+                    f"unknown metric {brief(gate.metric)}; did you mean {' or '.join(close)}? "
+                    f"(operational figures: {', '.join(FIGURE_NAMES)})"
+                )
+                raise ConfigError(message, key_path=f"{key}.metric", source=source) from None
             raise ConfigError(str(e), key_path=f"{key}.metric", source=source) from None
     found = metric_from_name(gate.name)
     if found is None:

@@ -11,6 +11,13 @@ A gate checks up to two things:
   ``on_inconclusive`` then says what that means for the verdict, and ``queries_needed``
   how many queries would settle it.
 
+Against the baseline a gate may also set a relative limit (``regression_max_relative``, a
+fraction of the baseline's value; ``regression_rule`` says whether ``all`` limits or ``any``
+must hold) and bars of improvement (``min_improvement``, ``min_relative_improvement``, decided
+on the means or, with ``decide_on: ci``, on the CI's lower bound): see `rankgate.gate.rules`.
+A gate on an operational figure (`rankgate.gate.figures`) has one value and no per-query
+values: it is decided on the observed values (`decide_figure`), with ``max`` as a ceiling.
+
 A failed check gives ``fail`` for an ``error`` gate and ``warn`` for a ``warning`` gate.
 
 A gate that matches no query at all (a misspelt tag, a run of other query ids) has nothing to
@@ -27,12 +34,10 @@ from typing import Any
 import numpy as np
 
 from rankgate.evaluation.results import Results
+from rankgate.gate import rules
 from rankgate.gate.config import Gate, GateConfig
-from rankgate.stats.power import queries_needed
+from rankgate.gate.rules import EPS
 from rankgate.stats.summary import paired_summary
-
-# Differences this small are floating-point noise, not a drop: 0.88 - 0.85 is 0.030000000000000027.
-EPS = 1e-9
 
 Tags = Mapping[str, Mapping[str, str]]
 
@@ -54,6 +59,9 @@ class GateOutcome:
     failed: list[str] = field(default_factory=list)  # "floor", "regression"
     inconclusive: str | None = None  # why no decision could be made
     queries_needed: int | None = None
+    relative_delta: float | None = None  # delta / |baseline|
+    checks: list[rules.Check] = field(default_factory=list)  # each baseline rule's finding
+    source: str = "qrels"  # where the value came from: "qrels", or the --bench file of a figure
 
     @property
     def counts_as(self) -> str:
@@ -85,6 +93,15 @@ class GateOutcome:
             "p_value": self.p_value,
             "threshold": g.threshold,
             "regression_max": g.regression_max,
+            "regression_max_relative": g.regression_max_relative,
+            "regression_rule": g.regression_rule,
+            "min_improvement": g.min_improvement,
+            "min_relative_improvement": g.min_relative_improvement,
+            "decide_on": g.decide_on,
+            "max": g.max,
+            "relative_delta": self.relative_delta,
+            "checks": [c.to_dict() for c in self.checks],
+            "source": self.source,
             "n_queries": self.n_queries,
             "n_paired": self.n_paired,
             "failed": list(self.failed),
@@ -103,13 +120,37 @@ def verdict(outcomes: Sequence[GateOutcome]) -> str:
 
 
 def decide(
-    config: GateConfig, current: Results, baseline: Results | None, *, tags: Tags | None = None
+    config: GateConfig,
+    current: Results,
+    baseline: Results | None,
+    *,
+    tags: Tags | None = None,
+    figures: Mapping[int, tuple[float, float | None, str]] | None = None,
 ) -> list[GateOutcome]:
-    """Decide every gate of ``config``."""
-    return [
-        decide_gate(gate, current, baseline, tags=tags, seed=config.seed, n_resamples=config.n_resamples)
-        for gate in config.gates
-    ]
+    """Decide every gate of ``config``.
+
+    ``figures`` gives each operational gate (by its index in ``config.gates``) its value, the
+    baseline's value (or None) and the file it came from (`rankgate.gate.runner` reads them).
+    """
+    out = []
+    for i, gate in enumerate(config.gates):
+        if gate.figure is None:
+            out.append(
+                decide_gate(gate, current, baseline, tags=tags, seed=config.seed, n_resamples=config.n_resamples)
+            )
+            continue
+        if figures is None or i not in figures:
+            from rankgate.errors import ConfigError
+
+            raise ConfigError(
+                f"{gate.figure} is an operational figure: pass the `rankgate bench --format json` file or "
+                "the `rankgate retrieve` JSON summary with --bench FILE",
+                key_path=f"gates[{i}].metric",
+                source=config.source,
+            )
+        value, base, source = figures[i]
+        out.append(decide_figure(gate, value, base, source=source))
+    return out
 
 
 def decide_gate(
@@ -122,6 +163,8 @@ def decide_gate(
     n_resamples: int = 10_000,
 ) -> GateOutcome:
     """Decide one gate (see the module docstring)."""
+    if gate.figure is not None:
+        raise ValueError(f"gate {gate.name!r} is on an operational figure: decide it with decide_figure")
     metric = str(gate.metric)
     queries = select_queries(current.query_ids, gate, tags)
     values = _column(current, metric, queries)
@@ -144,12 +187,9 @@ def decide_gate(
     out = GateOutcome(gate=gate, status="pass", value=float(values.mean()), n_queries=len(queries))
     if gate.threshold is not None and out.value is not None and out.value < gate.threshold - EPS:
         out.failed.append("floor")
-    if baseline is not None and gate.regression_max is not None:
-        _check_regression(out, gate, current, baseline, queries, seed=seed, n_resamples=n_resamples)
-    if out.failed:
-        out.status = "fail" if gate.severity == "error" else "warn"
-    elif out.inconclusive:
-        out.status = "inconclusive"
+    if baseline is not None and rules.active_rules(gate):
+        _check_baseline(out, gate, current, baseline, queries, seed=seed, n_resamples=n_resamples)
+    _settle(out, gate)
     return out
 
 
@@ -167,7 +207,7 @@ def select_queries(query_ids: Sequence[str], gate: Gate, tags: Tags | None) -> l
     return [q for q in query_ids if all(tags.get(q, {}).get(key) in allowed for key, allowed in gate.tags.items())]
 
 
-def _check_regression(
+def _check_baseline(
     out: GateOutcome,
     gate: Gate,
     current: Results,
@@ -178,7 +218,6 @@ def _check_regression(
     n_resamples: int,
 ) -> None:
     metric = str(gate.metric)
-    margin = float(gate.regression_max or 0.0)
     held = set(baseline.query_ids)
     paired = [q for q in queries if q in held]
     out.n_paired = len(paired)
@@ -192,21 +231,45 @@ def _check_regression(
     out.delta = float(summary.delta[0])
     out.ci = (float(summary.ci_low[0]), float(summary.ci_high[0]))
     out.p_value = float(summary.p_value[0])
-    if gate.mode == "mean":
-        if -out.delta > margin + EPS:
-            out.failed.append("regression")
-        return
-    low, high = out.ci
-    if low >= -margin - EPS:
-        return
-    if high < -margin - EPS:
-        out.failed.append("regression")
-        return
-    out.inconclusive = f"the {gate.confidence:.0%} CI of the delta straddles the allowed drop"
-    sd = float(summary.sd_delta[0])
-    distance = abs(out.delta + margin)
-    if sd > 0 and distance > 0:
-        out.queries_needed = int(queries_needed(distance, sd, alpha=1 - gate.confidence))
+    out.relative_delta = out.delta / abs(out.baseline) if out.baseline else None
+    _apply(out, gate, rules.on_queries(gate, base, cur, seed=seed, n_resamples=n_resamples))
+
+
+def _apply(out: GateOutcome, gate: Gate, checks: list[rules.Check]) -> None:
+    """Record the rules' checks and what they add to the gate's failures or doubts."""
+    out.checks = checks
+    for kind, rule in (("regression", gate.regression_rule), ("improvement", "all")):
+        mine = [c for c in checks if c.kind == kind]
+        status = rules.combine(mine, rule)
+        if status == "fail":
+            out.failed.append(kind)
+        elif status == "inconclusive":
+            doubtful = [c for c in mine if c.status == "inconclusive"]
+            out.inconclusive = "; ".join(c.why for c in doubtful if c.why)
+            needed = [c.queries_needed for c in doubtful if c.queries_needed]
+            out.queries_needed = max(needed) if needed else None
+
+
+def decide_figure(gate: Gate, value: float, baseline: float | None, *, source: str) -> GateOutcome:
+    """Decide a gate on an operational figure: one value (and the baseline's), no per-query values."""
+    out = GateOutcome(gate=gate, status="pass", value=value, n_queries=0, source=source)
+    if gate.threshold is not None and value < gate.threshold - EPS:
+        out.failed.append("floor")
+    if gate.max is not None and value > gate.max + EPS:
+        out.failed.append("ceiling")
+    if baseline is not None:
+        out.baseline, out.current_paired, out.delta = baseline, value, value - baseline
+        out.relative_delta = out.delta / abs(baseline) if baseline else None
+        _apply(out, gate, rules.on_means(gate, baseline, value))
+    _settle(out, gate)
+    return out
+
+
+def _settle(out: GateOutcome, gate: Gate) -> None:
+    if out.failed:
+        out.status = "fail" if gate.severity == "error" else "warn"
+    elif out.inconclusive:
+        out.status = "inconclusive"
 
 
 def _column(results: Results, metric: str, queries: list[str]) -> np.ndarray:

@@ -80,16 +80,20 @@ def run_gate(
     allow_settings_change: bool = False,
     tags: dict[str, dict[str, str]] | None = None,
     run_name: str | None = None,
+    baseline_name: str | None = None,
     qrels_format: str | None = None,
     run_format: str | None = None,
     engine: Engine | str | None = None,
     disjoint: str = "allow",
+    bench: str | os.PathLike[str] | None = None,
+    baseline_bench: str | os.PathLike[str] | None = None,
 ) -> GateReport:
     """Evaluate ``run``, compare it with its baseline, decide every gate, and record the result.
 
     Args:
         qrels: judgments (a path or anything `rankgate.evaluate` takes).
-        run: the candidate run.
+        run: the candidate run, or a list of runs: repeats of one system (seeds, folds), whose
+            per-query mean is gated (`rankgate.comparison.repeats`); the same for ``baseline_run``.
         config: a `GateConfig`, a YAML path, or a mapping.
         baseline_run: a baseline run evaluated on the spot (no store needed).
         baseline: a stored result to compare with: an id, ``latest``, ``latest:BRANCH``,
@@ -102,41 +106,51 @@ def run_gate(
             (``judged_only``, ``queries``, ``empty``...); the report's notes then say which.
         tags: ``{qid: {tag: value}}`` for tag filters and the breakdown (else ``tags_file``).
         run_name: the name recorded and shown (default: the run's file stem).
+        baseline_name: the baseline run's name (default: its file stem; of repeats, the first's).
         engine: where the runs are evaluated (an `Engine`, or ``"local"`` / ``"ray"``: out of
             core, or a Ray cluster for runs sharded into files); default: in memory. The qrels
             are read once for the run and its baseline run.
         disjoint: "error" refuses a run that shares no query with the qrels (see `rankgate.evaluate`).
+        bench: ``rankgate bench --format json`` output or a ``rankgate retrieve`` JSON summary:
+            the operational figures (latency, qps, neighbor recall, index size, build time) of
+            the candidate, for the gates on them; stored with the result.
+        baseline_bench: the baseline's figures (default: the stored baseline's, when stored with them).
     """
     from rankgate.evaluation.session import Session
+    from rankgate.gate.operational import check_bench_given, read_operational
     from rankgate.store.fingerprint import qrels_fingerprint
 
     cfg = config if isinstance(config, GateConfig) else load_config(config)
+    check_bench_given(cfg, bench)
     if tags is None and cfg.tags_file is not None:
         from rankgate.io.tags import read_query_tags
 
         tags = read_query_tags(cfg.tags_file)
-    measures = cfg.measures
+    measures = cfg.measures or _recorded_measures()  # only operational gates: the run is still evaluated and recorded
     session = Session.open(
         qrels, measures, settings=cfg.settings, engine=engine or "local", qrels_format=qrels_format, disjoint=disjoint
     )
     q = session.qrels
 
-    def evaluate_run(run: Any, name: str | None) -> Results:
-        return session.evaluate(run, name=name, run_format=run_format)
-
+    notes: list[str] = []
+    evaluate_run = _evaluator(session, run_format, notes)
     current = evaluate_run(run, run_name)
     fingerprint = qrels_fingerprint(q)
-    notes: list[str] = []
 
     opened = _open_store(store)
     try:
-        base_results, base_label, stored = _baseline(cfg, evaluate_run, opened, baseline_run, baseline)
+        base_results, base_label, stored = _baseline(
+            cfg, lambda r, _: evaluate_run(r, baseline_name), opened, baseline_run, baseline
+        )
         if stored is not None:
             notes.extend(_check_stored(stored, fingerprint, allow_qrels_change))
             notes.extend(_check_settings(stored, current.settings, allow_settings_change))
         if base_results is not None:
             base_results = _restrict(base_results, measures, base_label or "baseline")
-        outcomes = decide(cfg, current, base_results, tags=tags)
+        figures = read_operational(cfg, bench, baseline_bench, stored.figures if stored is not None else None)
+        notes.extend(figures.notes)
+        _check_baselines_given(cfg, base_results, figures.values)
+        outcomes = decide(cfg, current, base_results, tags=tags, figures=figures.values)
         result = verdict(outcomes)
         stored_id = None
         if opened is not None and record:
@@ -145,18 +159,13 @@ def run_gate(
                 name=current.run_name or "run",
                 qrels=q,
                 labels={"source": "gate", "verdict": result, "config": cfg.source},
+                figures=figures.record or None,
             )
     finally:
         if opened is not None and opened is not store:
             opened.close()
 
-    if base_results is not None:
-        shared = len(set(base_results.query_ids) & set(current.query_ids))
-        if shared < len(current.query_ids):
-            notes.append(
-                f"the baseline covers {shared} of the {len(current.query_ids)} evaluated queries; "
-                "deltas use the shared ones"
-            )
+    notes.extend(_coverage(base_results, current))
     return GateReport(
         verdict=result,
         outcomes=outcomes,
@@ -171,6 +180,60 @@ def run_gate(
         notes=notes,
         settings={**current.settings, "seed": cfg.seed, "n_resamples": cfg.n_resamples},
     )
+
+
+def _evaluator(session: Any, run_format: str | None, notes: list[str]) -> Callable[[Any, str | None], Results]:
+    """Evaluate a run, or (a list) the repeats of one system: their per-query mean, with a note of their spread."""
+
+    def evaluate_run(run: Any, name: str | None) -> Results:
+        if not isinstance(run, list | tuple):
+            return session.evaluate(run, name=name, run_format=run_format)
+        from rankgate.comparison.repeats import mean_over_repeats
+
+        each = [session.evaluate(r, run_format=run_format) for r in run]
+        merged, spread = mean_over_repeats(each, name or each[0].run_name or "run")
+        notes.append(spread.note())
+        return merged
+
+    return evaluate_run
+
+
+def _coverage(baseline: Results | None, current: Results) -> list[str]:
+    if baseline is None:
+        return []
+    shared = len(set(baseline.query_ids) & set(current.query_ids))
+    if shared >= len(current.query_ids):
+        return []
+    return [
+        f"the baseline covers {shared} of the {len(current.query_ids)} evaluated queries; deltas use the shared ones"
+    ]
+
+
+def _check_baselines_given(
+    cfg: GateConfig, baseline: Results | None, figures: dict[int, tuple[float, float | None, str]]
+) -> None:
+    """A rule that needs a baseline (a bar of improvement) and has none is a config error naming it."""
+    from rankgate.errors import ConfigError
+
+    for i, gate in enumerate(cfg.gates):
+        missing = figures[i][1] is None if gate.figure is not None else baseline is None
+        if gate.needs_baseline and missing:
+            where = (
+                "--baseline-bench FILE or a stored baseline recorded with --bench"
+                if gate.figure
+                else ("--baseline-run RUN, --baseline ID, or --store with a baseline set")
+            )
+            raise ConfigError(
+                f"{gate.needs_baseline[0]} compares with a baseline and there is none: pass {where}",
+                key_path=f"gates[{i}].{gate.needs_baseline[0]}",
+                source=cfg.source,
+            )
+
+
+def _recorded_measures() -> list[Any]:
+    from rankgate.measures.parse import parse_measure
+
+    return [parse_measure("nDCG@10")]
 
 
 def _open_store(store: Any) -> Any:

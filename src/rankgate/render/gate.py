@@ -27,13 +27,24 @@ MAX_TAG_ROWS = 15
 
 
 def is_fraction(outcome: GateOutcome) -> bool:
-    return outcome.gate.metric.spec.bounds == (0.0, 1.0)
+    figure = outcome.gate.figure
+    return figure.fraction if figure is not None else outcome.gate.metric.spec.bounds == (0.0, 1.0)  # type: ignore[union-attr]
 
 
-def fmt_value(value: float | None, fraction: bool) -> str:
+def fmt_value(value: float | None, fraction: bool, unit: str = "") -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "n/a"
-    return f"{value * 100:.1f}%" if fraction else f"{value:.4g}"
+    return f"{value * 100:.1f}%" if fraction else f"{value:.4g}{unit}"
+
+
+def _unit(outcome: GateOutcome) -> str:
+    figure = outcome.gate.figure
+    return figure.unit if figure is not None else ""
+
+
+def _pct(fraction: float, sign: bool = True) -> str:
+    """0.03 -> ``+3%``; 0.0312 -> ``+3.12%``."""
+    return f"{fraction * 100:{'+' if sign else ''}.3g}%"
 
 
 def fmt_delta(delta: float | None, fraction: bool) -> str:
@@ -55,14 +66,56 @@ def _max_drop(value: float | None, fraction: bool) -> str:
     return f"{value * 100:g} pts" if fraction else f"{value:g}"
 
 
+def _allowed(g: Any, fraction: bool, unit: str = "") -> str:
+    """The regression limits as written: ``3 pts``, ``20%``, ``3 pts and 5%``, ``3 pts or 5%``."""
+    parts = []
+    if g.regression_max is not None:
+        parts.append(_max_drop(g.regression_max, fraction) + ("" if fraction else unit))
+    if g.regression_max_relative is not None:
+        parts.append(_pct(g.regression_max_relative, sign=False))
+    return (" and " if g.regression_rule == "all" else " or ").join(parts)
+
+
+def _bars(g: Any, fraction: bool, unit: str = "") -> str:
+    """The improvement bars: ``needs +3%``, ``needs +2 pts and +3%``."""
+    parts = []
+    if g.min_improvement is not None:
+        parts.append("+" + _max_drop(g.min_improvement, fraction) + ("" if fraction else unit))
+    if g.min_relative_improvement is not None:
+        parts.append(_pct(g.min_relative_improvement))
+    if not parts:
+        return ""
+    return "needs " + " and ".join(parts) + (" (CI lower bound)" if g.decide_on == "ci" else "")
+
+
 def _limits(outcome: GateOutcome, fraction: bool) -> str:
     g = outcome.gate
+    unit = _unit(outcome)
+    worse = "drop" if g.higher_is_better else "growth"
     parts = []
     if g.threshold is not None:
-        parts.append(f"floor {fmt_value(g.threshold, fraction).replace('.0%', '%')}")
-    if g.regression_max is not None:
-        parts.append(f"max drop {_max_drop(g.regression_max, fraction)}")
+        parts.append(f"floor {fmt_value(g.threshold, fraction, unit).replace('.0%', '%')}")
+    if g.max is not None:
+        parts.append(f"ceiling {fmt_value(g.max, fraction, unit)}")
+    if g.regression_max is not None or g.regression_max_relative is not None:
+        both = g.regression_max is not None and g.regression_max_relative is not None
+        parts.append(
+            f"max {worse} {_allowed(g, fraction, unit)}" + (f" ({g.regression_rule} must hold)" if both else "")
+        )
+    bars = _bars(g, fraction, unit)
+    if bars:
+        parts.append(bars)
     return ", ".join(parts)
+
+
+def _relative(outcome: GateOutcome) -> str:
+    """``, +5.0%`` when the gate has a relative rule (the change as a fraction of the baseline)."""
+    g = outcome.gate
+    if outcome.relative_delta is None or (g.regression_max_relative is None and g.min_relative_improvement is None):
+        return ""
+    ci = next((c.ci for c in outcome.checks if c.relative and c.ci), None)
+    shown = f" ({g.confidence:.0%} CI {ci[0] * 100:+.1f}% to {ci[1] * 100:+.1f}%)" if ci else ""
+    return f", {outcome.relative_delta * 100:+.1f}%{shown}"
 
 
 def headline(outcome: GateOutcome, *, text: Callable[[str], str] = str) -> str:
@@ -73,10 +126,11 @@ def headline(outcome: GateOutcome, *, text: Callable[[str], str] = str) -> str:
     """
     g = outcome.gate
     frac = is_fraction(outcome)
+    unit = _unit(outcome)
     name = text(g.label) + (f" [{_tag_filter(outcome, text)}]" if g.tags else "")
     limits = _limits(outcome, frac)
     if outcome.delta is not None and outcome.baseline is not None:
-        before, after = fmt_value(outcome.baseline, frac), fmt_value(outcome.current_paired, frac)
+        before, after = fmt_value(outcome.baseline, frac, unit), fmt_value(outcome.current_paired, frac, unit)
         if outcome.delta < 0:
             move = f"dropped from {before} to {after}"
         elif outcome.delta > 0:
@@ -84,31 +138,51 @@ def headline(outcome: GateOutcome, *, text: Callable[[str], str] = str) -> str:
         else:
             move = f"held at {after}"
         ci = f", {g.confidence:.0%} CI {_fmt_ci(outcome.ci, frac)}" if outcome.ci else ""
-        line = f"{name} {move} ({fmt_delta(outcome.delta, frac)}{ci}; {limits})"
+        delta = fmt_delta(outcome.delta, frac) + ("" if frac else unit)
+        line = f"{name} {move} ({delta}{_relative(outcome)}{ci}; {limits})"
         if outcome.value is not None and outcome.n_paired < outcome.n_queries:
             line += f"; {fmt_value(outcome.value, frac)} over all {outcome.n_queries} queries"
     else:
-        line = f"{name} is {fmt_value(outcome.value, frac)} ({limits})"
-    reasons = []
-    if "floor" in outcome.failed:
-        reasons.append("below the floor")
-    if "regression" in outcome.failed:
-        allowed = _max_drop(g.regression_max, frac)
-        reasons.append(
-            f"dropped more than the allowed {allowed}"
-            if g.mode == "mean"
-            else f"the whole CI lies below the allowed drop of {allowed}"
-        )
-    if outcome.inconclusive:
-        reason = f"inconclusive: {outcome.inconclusive}"
-        if g.regression_max is not None and reason.endswith("allowed drop"):
-            reason += f" of {_max_drop(g.regression_max, frac)}"
-        if outcome.queries_needed:
-            reason += f"; about {outcome.queries_needed} queries would settle it"
-        reasons.append(reason)
+        line = f"{name} is {fmt_value(outcome.value, frac, unit)} ({limits})"
+    reasons = _reasons(outcome, frac, unit)
     if reasons:
         line += " — " + "; ".join(reasons)
     return f"{ICONS[outcome.status]} {line}"
+
+
+def _reasons(outcome: GateOutcome, frac: bool, unit: str) -> list[str]:
+    """Why a gate failed or could not decide, in the words of its rules."""
+    g = outcome.gate
+    reasons = []
+    if "floor" in outcome.failed:
+        reasons.append("below the floor")
+    if "ceiling" in outcome.failed:
+        reasons.append("above the ceiling")
+    if "regression" in outcome.failed:
+        allowed = _allowed(g, frac, unit)
+        worse = "dropped" if g.higher_is_better else "grew"
+        reasons.append(
+            f"{worse} more than the allowed {allowed}"
+            if g.mode == "mean"
+            else f"the whole CI lies below the allowed drop of {allowed}"
+        )
+    if "improvement" in outcome.failed:
+        bars = _bars(g, frac, unit).removeprefix("needs ").removesuffix(" (CI lower bound)")
+        reasons.append(
+            f"gained less than the required {bars}"
+            if g.decide_on == "mean"
+            else f"the whole CI lies below the required gain of {bars}"
+        )
+    if outcome.inconclusive:
+        reason = f"inconclusive: {outcome.inconclusive}"
+        if reason.endswith("allowed drop"):
+            reason += f" of {_allowed(g, frac, unit)}"
+        elif reason.endswith("the bar"):
+            reason += f" of {_bars(g, frac, unit).removeprefix('needs ').removesuffix(' (CI lower bound)')}"
+        if outcome.queries_needed:
+            reason += f"; about {outcome.queries_needed} queries would settle it"
+        reasons.append(reason)
+    return reasons
 
 
 def _tag_filter(outcome: GateOutcome, text: Callable[[str], str] = str) -> str:
@@ -144,31 +218,55 @@ def markdown(report: GateReport, *, key: str = "default") -> str:
 
 GATE_HEADERS = ("gate", "metric", "value", "baseline", "delta", "CI of delta", "floor", "max drop", "queries", "status")
 TAG_HEADERS = ("tag", "value", "measure", "queries", "baseline", "current", "delta", "CI of delta")
-_LEFT = {"gate", "metric", "CI of delta", "status", "tag", "value", "measure"}  # the rest are numbers
+_LEFT = {"gate", "metric", "CI of delta", "status", "tag", "value", "measure", "needs"}  # the rest are numbers
 
 
-def _gate_cells(o: GateOutcome) -> list[str]:
+def _has_bars(outcomes: Sequence[GateOutcome]) -> bool:
+    return any(_bars(o.gate, False) for o in outcomes)
+
+
+def _gate_headers(outcomes: Sequence[GateOutcome]) -> tuple[str, ...]:
+    """The gates' table columns; ``needs`` (the improvement bars) only when a gate has one."""
+    if not _has_bars(outcomes):
+        return GATE_HEADERS
+    return (*GATE_HEADERS[:8], "needs", *GATE_HEADERS[8:])
+
+
+def _gate_cells(o: GateOutcome, bars: bool = False) -> list[str]:
     """One gate's row, as text (shared by the Markdown table and the terminal's)."""
     frac = is_fraction(o)
+    unit = _unit(o)
     g = o.gate
-    return [
+    floor = fmt_value(g.threshold, frac, unit) if g.threshold is not None else ""
+    if g.max is not None:
+        floor = f"max {fmt_value(g.max, frac, unit)}"
+    cells = [
         g.name,
         str(g.metric),
-        fmt_value(o.value, frac),
-        fmt_value(o.baseline, frac) if o.baseline is not None else "",
-        fmt_delta(o.delta, frac) if o.delta is not None else "",
+        fmt_value(o.value, frac, unit),
+        fmt_value(o.baseline, frac, unit) if o.baseline is not None else "",
+        fmt_delta(o.delta, frac) + ("" if frac else unit) if o.delta is not None else "",
         _fmt_ci(o.ci, frac) if o.ci else "",
-        fmt_value(g.threshold, frac) if g.threshold is not None else "",
-        "" if g.regression_max is None else _max_drop(g.regression_max, frac),
-        str(o.n_queries),
+        floor,
+        _allowed(g, frac, unit),
+        str(o.n_queries) if g.figure is None else "-",
         f"{ICONS[o.status]} {o.status}",
     ]
+    if bars:
+        cells.insert(8, _bars(g, frac, unit).removeprefix("needs "))
+    return cells
 
 
 def _gate_table(outcomes: Sequence[GateOutcome]) -> list[str]:
-    rows = ["| " + " | ".join(GATE_HEADERS) + " |", "|---|---|---:|---:|---:|---|---:|---:|---:|---|"]
+    headers = _gate_headers(outcomes)
+    align = (
+        "|"
+        + "|".join("---" if h in ("gate", "metric", "CI of delta", "status", "needs") else "---:" for h in headers)
+        + "|"
+    )
+    rows = ["| " + " | ".join(headers) + " |", align]
     for o in outcomes:
-        cells = _gate_cells(o)
+        cells = _gate_cells(o, _has_bars(outcomes))
         cells[0], cells[1] = markdown_text(cells[0]), code_span(cells[1])
         rows.append("| " + " | ".join(cells) + " |")
     return rows
@@ -255,7 +353,8 @@ def plain_text(report: GateReport) -> str:
     if not report.baseline_label:
         lines.append("  (no baseline: only floors were checked; pass --baseline-run or --baseline)")
     lines += [f"  note: {n}" for n in report.notes]
-    lines += ["", *_columns(GATE_HEADERS, [_gate_cells(o) for o in report.outcomes])]
+    bars = _has_bars(report.outcomes)
+    lines += ["", *_columns(_gate_headers(report.outcomes), [_gate_cells(o, bars) for o in report.outcomes])]
     if report.by_tag:
         lines += ["", "  Per-tag breakdown, worst first:"]
         lines += _columns(TAG_HEADERS, [_tag_cells(r) for r in _worst_tags(report)])

@@ -1,7 +1,9 @@
 """History of metrics from the results store, for the report's history charts.
 
 `load_history` reads the stored results (newest first from the store, returned oldest first)
-and the baseline, and keeps the values of the metrics asked for. Any object with the
+and the baseline, and keeps the values of the metrics asked for: measures, and the operational
+figures stored with a result (``latency_p95_ms``, ``qps``, ...), so latency is charted over
+time too. Any object with the
 store's ``list`` and ``baseline`` methods works, so tests can pass a small fake.
 """
 
@@ -126,7 +128,7 @@ def _open(store: Any) -> Any:
 def _point(result: Any) -> HistoryPoint:
     aggregate = {
         str(k): (None if v is None or (isinstance(v, float) and not math.isfinite(v)) else float(v))
-        for k, v in dict(result.aggregate).items()
+        for k, v in {**dict(result.aggregate), **dict(getattr(result, "figures", None) or {})}.items()
     }
     when: datetime = result.created_at
     when = when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when.astimezone(timezone.utc)

@@ -58,6 +58,7 @@ class ResultStore(Protocol):
         qrels_fingerprint: str | None = None,
         provenance: Provenance | None = None,
         labels: Mapping[str, Any] | None = None,
+        figures: Mapping[str, float] | None = None,
     ) -> int: ...
 
     def get(self, rid: int) -> StoredResult: ...

@@ -42,6 +42,9 @@ class StoredResult:
         labels: free key/values given when it was stored (e.g. ``{"source": "gate"}``).
         provenance: everything detected about where it ran (CI system, PR, dirty tree, ...).
         warnings: the evaluation's warnings.
+        figures: operational figures measured with it (``latency_p95_ms``, ``qps``,
+            ``neighbor_recall@10``, ``index_mb``, ``build_s``); for a result `rankgate bench`
+            recorded without them, read from its labels.
     """
 
     id: int
@@ -61,6 +64,7 @@ class StoredResult:
     provenance: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     n_queries: int = 0
+    figures: dict[str, float] = field(default_factory=dict)
     _load: PerQueryLoader | None = field(default=None, repr=False, compare=False)
 
     @cached_property
@@ -143,9 +147,32 @@ class StoredResult:
                 "labels": dict(self.labels),
                 "provenance": dict(self.provenance),
                 "warnings": list(self.warnings),
+                "figures": dict(self.figures),
             }
         )
         return out
+
+
+def figures_of(stored: Any, labels: Any) -> dict[str, float]:
+    """The figures column, or (a result `rankgate bench` recorded) the same figures from its labels."""
+    if isinstance(stored, dict) and stored:
+        return {str(k): float(v) for k, v in stored.items() if isinstance(v, int | float)}
+    if not isinstance(labels, dict) or labels.get("source") != "bench":
+        return {}
+    latency: dict[str, Any] = labels["latency_ms"] if isinstance(labels.get("latency_ms"), dict) else {}
+    build: dict[str, Any] = labels["build"] if isinstance(labels.get("build"), dict) else {}
+    size = build.get("index_bytes")
+    found: dict[str, Any] = {f"latency_{p}_ms": latency.get(p) for p in ("p50", "p95", "p99")}
+    found["qps"] = labels.get("throughput_qps")
+    found["build_s"] = build.get("seconds")
+    found["index_mb"] = size / 1e6 if isinstance(size, int | float) else None
+    if isinstance(labels.get("k"), int):
+        found[f"neighbor_recall@{labels['k']}"] = labels.get("neighbor_recall")
+    return {
+        k: float(v)
+        for k, v in found.items()
+        if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+    }
 
 
 def _finite(value: float | None) -> float | None:

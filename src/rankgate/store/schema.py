@@ -5,7 +5,9 @@ Tables (all prefixed ``rankgate_`` so that they can share a database):
 - ``rankgate_meta``: ``key`` -> ``value``; ``schema_version`` is the schema's version.
 - ``rankgate_results``: one row per stored evaluation. Small fields are columns (to filter
   and list); settings, aggregates, query accounting, versions, labels and provenance are
-  JSON; per-query values are two compressed blobs (see `rankgate.store.codec`).
+  JSON; per-query values are two compressed blobs (see `rankgate.store.codec`); ``figures``
+  (JSON, NULL when none) holds the operational figures measured with it (``latency_p95_ms``,
+  ``qps``, ``neighbor_recall@10``, ``index_mb``, ``build_s``), from schema version 2.
 - ``rankgate_baselines``: ``key`` -> the result id that is the baseline for that key.
 
 Opening a store brings its schema to `SCHEMA_VERSION`: a new store is created, an older
@@ -25,7 +27,7 @@ from rankgate.errors import BackendError
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 metadata = sa.MetaData()
 
@@ -59,6 +61,7 @@ results_table = sa.Table(
     sa.Column("per_query_codec", sa.String(64), nullable=False),
     sa.Column("per_query_ids", sa.LargeBinary, nullable=False),
     sa.Column("per_query_values", sa.LargeBinary, nullable=False),
+    sa.Column("figures", sa.JSON),  # operational figures (latency_p95_ms, qps, ...): version 2
     sa.Index("ix_rankgate_results_branch_created", "branch", "created_at"),
     sa.Index("ix_rankgate_results_name_created", "name", "created_at"),
     sa.Index("ix_rankgate_results_created", "created_at"),
@@ -75,7 +78,15 @@ baselines_table = sa.Table(
 
 # MIGRATIONS[v] brings a store from version v to v + 1, inside the opening transaction.
 Migration = Callable[["Connection"], None]
-MIGRATIONS: dict[int, Migration] = {}
+
+
+def _add_figures(conn: Connection) -> None:
+    """Version 1 -> 2: the ``figures`` column (NULL for the results stored before)."""
+    kind = sa.JSON().compile(dialect=conn.dialect)
+    conn.execute(sa.text(f"ALTER TABLE {results_table.name} ADD COLUMN figures {kind}"))
+
+
+MIGRATIONS: dict[int, Migration] = {1: _add_figures}
 
 
 def read_version(conn: Connection) -> int | None:

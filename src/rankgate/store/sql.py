@@ -18,7 +18,7 @@ from rankgate.store.connect import WRITE_OPTION, StoreLocation, backend_errors, 
 from rankgate.store.fingerprint import qrels_fingerprint as compute_qrels_fingerprint
 from rankgate.store.fingerprint import query_fingerprint
 from rankgate.store.provenance import Provenance, detect
-from rankgate.store.result import StoredResult, plain
+from rankgate.store.result import StoredResult, figures_of, plain
 from rankgate.store.schema import baselines_table, ensure_schema, read_version, results_table
 
 if TYPE_CHECKING:
@@ -115,6 +115,7 @@ class SQLStore:
         qrels_fingerprint: str | None = None,
         provenance: Provenance | None = None,
         labels: Mapping[str, Any] | None = None,
+        figures: Mapping[str, float] | None = None,
     ) -> int:
         """Record one evaluation, in one transaction; returns its id.
 
@@ -125,12 +126,15 @@ class SQLStore:
             qrels_fingerprint: the fingerprint, when the qrels themselves are not at hand.
             provenance: time, commit, branch, CI run (default: `rankgate.store.provenance.detect`).
             labels: free JSON-able key/values, e.g. ``{"source": "gate", "config": "gates.yaml"}``.
+            figures: operational figures measured with it, e.g. ``{"latency_p95_ms": 12.5, "qps": 80}``
+                (finite numbers; see `rankgate.gate.figures`).
 
         Raises:
             InputError: bad arguments (e.g. a fingerprint that contradicts ``qrels``).
             BackendError: the store could not be written.
         """
         row = self._row(results, name, qrels, qrels_fingerprint, provenance, labels)
+        row["figures"] = _check_figures(figures)
         with self._write("add a result") as conn:
             new_id = conn.execute(sa.insert(results_table).values(**row)).inserted_primary_key
             if self._before_commit is not None:
@@ -359,6 +363,7 @@ class SQLStore:
             provenance=dict(row.provenance),
             warnings=list(row.warnings),
             n_queries=int(row.n_queries),
+            figures=figures_of(getattr(row, "figures", None), row.labels),
             _load=load,
         )
 
@@ -384,6 +389,19 @@ def _check_readable(found: int | None, where: str) -> None:
             f"the store {where} has schema version {found}, older than this rankgate's "
             f"({store_schema.SCHEMA_VERSION}): a command that writes (rankgate store add) upgrades it"
         )
+
+
+def _check_figures(figures: Mapping[str, float] | None) -> dict[str, float] | None:
+    if figures is None:
+        return None
+    import math
+
+    if not isinstance(figures, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+        for k, v in figures.items()
+    ):
+        raise InputError(f"figures must map names to finite numbers. Got {str(figures)[:80]!r} instead.")
+    return {k: float(v) for k, v in figures.items()} or None
 
 
 def _check_id(rid: Any) -> int:
