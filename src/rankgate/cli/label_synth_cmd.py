@@ -60,7 +60,7 @@ def synth_command(**opts: Any) -> None:
     priced = bool(llm.price_in or llm.price_out)
 
     def show_estimate(estimate: Any) -> None:
-        if fmt == "text":
+        if fmt == "text" and estimate.requests:
             click.echo(to_text(estimate_table(estimate, priced=priced)), err=True, nl=False)
 
     report, warnings = run_synth(opts.pop("corpus"), opts.pop("out"), llm, on_estimate=show_estimate, **opts)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from rankgate.cli.options import emit, format_option, output_file_option
+from rankgate.cli.rag_context_cmd import context_command
 
 
 @click.group("rag")
@@ -60,3 +61,6 @@ def answers_command(
         example = result.missing_passages[0]
         body["notes"] = [f"{len(result.missing_passages)} retrieved ids have no text in {corpus}, e.g. {example!r}"]
     emit(render(body, fmt, title="answer recall (mean over queries)"), output)
+
+
+rag_group.add_command(context_command)
