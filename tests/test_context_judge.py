@@ -22,7 +22,11 @@ CORPUS = {
     "p6": "Towers are built of steel.",
 }
 QUERIES = {"q1": "What is the capital of France?", "q2": "How tall is the tower?", "q3": "Who built it?"}
-ANSWERS = {"q1": "Paris is the capital of France. It has 2 million people.", "q2": "The tower is 300 m tall.", "q3": "Gustave."}
+ANSWERS = {
+    "q1": "Paris is the capital of France. It has 2 million people.",
+    "q2": "The tower is 300 m tall.",
+    "q3": "Gustave.",
+}
 RUN = """\
 q1 Q0 p1 1 3.0 r
 q1 Q0 p2 2 2.0 r
@@ -68,7 +72,10 @@ def args(files: dict[str, str], server: FakeChatServer, *extra: str) -> list[str
 
 def test_claims_and_the_precision_formula_by_hand():
     assert split_claims(ANSWERS["q1"]) == ["Paris is the capital of France.", "It has 2 million people."]
-    assert split_claims("Dr. Smith said e.g. 3.5 kg. Mr. Li agreed.") == ["Dr. Smith said e.g. 3.5 kg.", "Mr. Li agreed."]
+    assert split_claims("Dr. Smith said e.g. 3.5 kg. Mr. Li agreed.") == [
+        "Dr. Smith said e.g. 3.5 kg.",
+        "Mr. Li agreed.",
+    ]
     assert split_claims("He left. she stayed.") == ["He left. she stayed."]  # no capital after the stop: one claim
     assert context_precision([0, 1, 1]) == round((1 / 2 + 2 / 3) / 2, 6)
     assert context_precision([1, 0, 0]) == 1.0 and context_precision([]) == 0.0
@@ -112,7 +119,9 @@ def test_another_run_with_the_same_context_reuses_the_verdicts(capsys, files, tm
     with FakeChatServer(reply=scripted) as server:
         assert invoke(capsys, *args(files, server, "--store", store))[0] == 0
         before = len(server.records)
-        code, out, err = invoke(capsys, *args({**files, "run": str(other)}, server, "--store", store, "--format", "json"))
+        code, out, err = invoke(
+            capsys, *args({**files, "run": str(other)}, server, "--store", store, "--format", "json")
+        )
         assert code == 0, err
     # q2's context changed (new order: a new context id), so its one claim is judged again; its passages are not.
     assert len(server.records) - before == 1

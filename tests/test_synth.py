@@ -1,4 +1,4 @@
-"""``rankgate label synth`` against a local OpenAI-compatible server: filters counted, resume after kill -9, cost cap."""
+"""``rankgate label synth`` against a local OpenAI-compatible server: filters counted, kill -9 resume, cost cap."""
 
 from __future__ import annotations
 
@@ -158,7 +158,12 @@ def stored_answers(store: Path) -> int:
 def test_a_run_killed_with_sigkill_resumes_and_pays_for_no_passage_twice(corpus, tmp_path):
     out, store = tmp_path / "golden", tmp_path / "golden" / "synth.sqlite"
     with FakeChatServer(reply=scripted, hold_after=4) as server:
-        argv = [sys.executable, "-m", "rankgate", *args(corpus, out, server, "--concurrency", "2", "--parse-retries", "0")]
+        argv = [
+            sys.executable,
+            "-m",
+            "rankgate",
+            *args(corpus, out, server, "--concurrency", "2", "--parse-retries", "0"),
+        ]
         env = {**os.environ, "OPENAI_API_KEY": KEY, "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
         proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 60

@@ -69,5 +69,7 @@ def synth_command(**opts: Any) -> None:
     if report.stop_reason is not None and not llm.dry_run:
         left = report.counts["not_started"] + report.counts["no_answer"]
         reason = STOP_TEXT.get(report.stop_reason, report.stop_reason)
-        click.echo(f"error: {reason}; {left} sampled passages have no question yet (rerun to continue); exit 1", err=True)
+        click.echo(
+            f"error: {reason}; {left} sampled passages have no question yet (rerun to continue); exit 1", err=True
+        )
         raise SystemExit(1)

@@ -24,10 +24,17 @@ _OPTIONS = [
     click.option("--base-url", required=True, help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1."),
     click.option("--model", required=True, help="Model name at the endpoint."),
     click.option(
-        "--api-key-env", default="OPENAI_API_KEY", show_default=True, help="Variable holding the API key (never written)."
+        "--api-key-env",
+        default="OPENAI_API_KEY",
+        show_default=True,
+        help="Variable holding the API key (never written).",
     ),
-    click.option("--max-cost", type=float, help="Stop before the cost could cross this (needs --price-in/--price-out)."),
-    click.option("--price-in", type=click.FloatRange(min=0), default=0.0, show_default=True, help="Per 1M input tokens."),
+    click.option(
+        "--max-cost", type=float, help="Stop before the cost could cross this (needs --price-in/--price-out)."
+    ),
+    click.option(
+        "--price-in", type=click.FloatRange(min=0), default=0.0, show_default=True, help="Per 1M input tokens."
+    ),
     click.option(
         "--price-out", type=click.FloatRange(min=0), default=0.0, show_default=True, help="Per 1M output tokens."
     ),

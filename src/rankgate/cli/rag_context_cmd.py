@@ -59,5 +59,7 @@ def context_command(**opts: Any) -> None:
     emit(render(body, fmt, title=f"context judged by {llm.model} (mean over complete queries)"), output)
     if not body["complete"] and not llm.dry_run:
         why = STOP_TEXT.get(report.stop_reason or "", "some verdicts are missing (unreadable or no answer)")
-        click.echo(f"error: {why}; {report.queries['incomplete']} queries incomplete (rerun to continue); exit 1", err=True)
+        click.echo(
+            f"error: {why}; {report.queries['incomplete']} queries incomplete (rerun to continue); exit 1", err=True
+        )
         raise SystemExit(1)

@@ -238,11 +238,18 @@ def judge_context(
     lists = {q: docs for q, docs in ranked_lists(run, k, ties=ties).items() if q in answers}
     ctx_ids, ctx_texts, missing = _contexts(lists, corpus, qids, max_doc_chars)
     claims = {q: split_claims(answers[q][0]) for q in qids}
-    recall_texts = {f"{q}#{n}": f"Question: {queries[q]}\nStatement: {c}" for q in qids for n, c in enumerate(claims[q])}
+    recall_texts = {
+        f"{q}#{n}": f"Question: {queries[q]}\nStatement: {c}" for q in qids for n, c in enumerate(claims[q])
+    }
     recall_pairs = [(f"{q}#{n}", ctx_ids[q]) for q in qids if q in lists for n in range(len(claims[q]))]
     precision_texts = {q: f"Question: {queries[q]}\nReference answer: {answers[q][0]}" for q in qids}
     precision_pairs = [(q, pid) for q, docs in lists.items() for pid in docs if pid in corpus]
-    common = {"concurrency": concurrency, "dry_run": dry_run, "progress": progress, "on_estimate": on_estimate}
+    common: dict[str, Any] = {
+        "concurrency": concurrency,
+        "dry_run": dry_run,
+        "progress": progress,
+        "on_estimate": on_estimate,
+    }
     recall = label_pool(
         pool_from_pairs(recall_pairs), recall_judge, store, queries=recall_texts, corpus=ctx_texts,
         max_doc_chars=None, **common,
@@ -273,7 +280,12 @@ def judge_context(
         "missing_from_run": sum(1 for q in qids if q not in lists),
         "run_only": len({q for q in run.query_ids.to_pylist()} - set(answers)),
     }
-    settings = {"k": k, "ties": ties, "claims": "sentences of the first reference answer", "max_doc_chars": max_doc_chars}
+    settings = {
+        "k": k,
+        "ties": ties,
+        "claims": "sentences of the first reference answer",
+        "max_doc_chars": max_doc_chars,
+    }
     meters = {id(j.client.meter): j.client.meter for j in (recall_judge, precision_judge)}
     usage = {"requests": sum(m.requests for m in meters.values()), "cost": math.fsum(m.spent for m in meters.values())}
     usage |= {"input_tokens": sum(m.input_tokens for m in meters.values())}

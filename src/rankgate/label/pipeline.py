@@ -20,8 +20,8 @@ from rankgate.label.types import JUDGES, TIER_HUMAN, TIER_LLM, TIER_WEAK, Judgme
 
 if TYPE_CHECKING:
     from rankgate.core.qrels import Qrels
-    from rankgate.label.chat import ChatClient
     from rankgate.core.run import Run
+    from rankgate.label.chat import ChatClient
     from rankgate.label.llm import LLMJudge
     from rankgate.label.pooling import Pool
     from rankgate.label.weak import BM25Judge, ClickJudge, CrossEncoderJudge

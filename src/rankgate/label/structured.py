@@ -21,8 +21,8 @@ from rankgate.label.prompts import (
     _MAX_ANSWER_CHARS,
     _THINK,
     ANSWER_FORMAT_VERSION,
-    Prompt,
     ParseFailure,
+    Prompt,
     _bare_label,
     _no_duplicate_keys,
     fence,
@@ -64,13 +64,12 @@ class StructuredPrompt(Prompt):
 
     def messages(self, query: str, document: str) -> list[dict[str, str]]:
         """System and user messages; ``{query}`` and ``{document}`` are fenced where the template has them."""
-        user = self.template.format(
-            query=fence(self.query_fence, query), document=fence(self.document_fence, document)
-        )
+        user = self.template.format(query=fence(self.query_fence, query), document=fence(self.document_fence, document))
         return [{"role": "system", "content": self.system}, {"role": "user", "content": user}]
 
     def retry_message(self, problem: str) -> dict[str, str]:
-        text = f"Your reply could not be read: {problem}. Reply again with only the JSON object {self.shape} and nothing else."
+        text = f"Your reply could not be read: {problem}. Reply again with only the JSON object {self.shape}"
+        text += " and nothing else."
         return {"role": "user", "content": text}
 
     def parse(self, text: str) -> tuple[int, str]:

@@ -155,7 +155,9 @@ class SynthReport:
         }
 
 
-def sample_passages(corpus: Mapping[str, str], n: int, *, seed: int = 0, min_words: int = DEFAULT_MIN_WORDS) -> list[str]:
+def sample_passages(
+    corpus: Mapping[str, str], n: int, *, seed: int = 0, min_words: int = DEFAULT_MIN_WORDS
+) -> list[str]:
     """``n`` passage ids drawn without replacement among those of ``min_words`` words or more (fewer if short).
 
     >>> corpus = {f"p{i}": "word " * (i + 1) for i in range(6)}
@@ -195,7 +197,10 @@ def round_trip_ranks(corpus: Mapping[str, str], questions: Mapping[str, str], k:
 
 
 def near_duplicates(questions: Sequence[tuple[str, str]], threshold: float) -> dict[str, str]:
-    """``{id: earlier id}`` for each question whose normalised word-set Jaccard with an earlier kept one is >= ``threshold``.
+    """``{id: earlier id}`` of each question whose word-set Jaccard with an earlier kept one is >= ``threshold``.
+
+    Words are those of `normalize_answer` (lowercase, no punctuation, no a/an/the), as the leakage
+    check reads them (`rankgate.label.leakage.shingles` with n = 1).
 
     >>> near_duplicates([("a", "What is the boiling point of water?"), ("b", "what is THE boiling point of water"),
     ...                  ("c", "What is the boiling point of ethanol?")], 0.8)
@@ -280,7 +285,7 @@ def synthesize(
     }
     if dry_run:
         counts["asked"] = 0
-    settings = {"n": n, "seed": seed, "k": k, "near_duplicate": near_duplicate, "min_words": min_words}
+    settings: dict[str, Any] = {"n": n, "seed": seed, "k": k, "near_duplicate": near_duplicate, "min_words": min_words}
     settings |= {"retriever": "bm25s (lucene, k1=1.2, b=0.75, English stopwords)", "corpus_passages": len(corpus)}
     return SynthReport(counts, candidates, labeling, settings)
 
