@@ -85,6 +85,9 @@ def test_sampling_is_seeded_and_near_duplicates_keep_the_first():
     assert sample_passages(corpus, 4, seed=3, min_words=8) == sample_passages(corpus, 4, seed=3, min_words=8)
     assert sample_passages(corpus, 4, seed=3, min_words=8) != sample_passages(corpus, 4, seed=4, min_words=8)
     assert sample_passages(corpus, 99, min_words=8) == [f"p{i:02d}" for i in range(10)]  # p10 is too short
+    big = {f"d{i}": "enough words here" for i in range(500)}
+    small, large = sample_passages(big, 20, seed=5, min_words=3), sample_passages(big, 300, seed=5, min_words=3)
+    assert large[:20] == small and len(set(large)) == 300  # a larger n extends the sample: only new passages are paid
     # word-set Jaccard: 6/7 = 0.857 (one word added) is a duplicate at 0.8; "ethanol" for "water" is 5/7 = 0.714
     pairs = [("a", "boiling point of water at sea level"), ("b", "the boiling point of water at sea level today")]
     pairs += [("c", "boiling point of ethanol at sea level")]

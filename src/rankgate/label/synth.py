@@ -2,8 +2,8 @@
 
 `synthesize` runs five stages, each counted:
 
-1. **sample**: ``n`` passages drawn without replacement (``random.Random(seed)`` over the ids
-   in byte order) among those with at least ``min_words`` words;
+1. **sample**: ``n`` passages drawn without replacement (``random.Random(seed)`` shuffles the
+   ids in byte order; the first ``n`` are taken) among those with at least ``min_words`` words;
 2. **ask**: one request per passage through the labeling machinery (`label_pool` with an
    `LLMJudge` whose prompt asks for ``{"question": ..., "answer": ...}``): cost cap, rate
    limits, retries, a judgment store that keeps each answer the moment it arrives (a rerun, or a
@@ -160,16 +160,20 @@ def sample_passages(
 ) -> list[str]:
     """``n`` passage ids drawn without replacement among those of ``min_words`` words or more (fewer if short).
 
+    The ids (in byte order) are shuffled by ``random.Random(seed)`` and the first ``n`` taken, so
+    the sample of a larger ``n`` with the same seed starts with the sample of a smaller one.
+
     >>> corpus = {f"p{i}": "word " * (i + 1) for i in range(6)}
     >>> sample_passages(corpus, 2, seed=1, min_words=3), sample_passages(corpus, 9, min_words=5)
-    (['p5', 'p3'], ['p4', 'p5'])
+    (['p5', 'p2'], ['p4', 'p5'])
     """
     if n < 1:
         raise ConfigError(f"The 'n' parameter must be an int >= 1. Got {n!r} instead.", key_path="n")
     eligible = sorted((pid for pid, text in corpus.items() if len(text.split()) >= min_words), key=str.encode)
     if len(eligible) <= n:
         return eligible
-    return random.Random(seed).sample(eligible, n)
+    random.Random(seed).shuffle(eligible)  # a permutation that does not depend on n: a larger n extends the sample
+    return eligible[:n]
 
 
 def round_trip_ranks(corpus: Mapping[str, str], questions: Mapping[str, str], k: int) -> dict[str, int | None]:
