@@ -15,6 +15,8 @@ def rag_group() -> None:
     \b
     Examples:
       rankgate rag answers --run run.txt --corpus chunks.jsonl --answers answers.jsonl -k 1 -k 5 -k 20
+      rankgate rag context --run run.txt --corpus chunks.jsonl --queries queries.jsonl --answers answers.jsonl \\
+        -k 5 --base-url http://localhost:8000/v1 --model qwen2.5-7b-instruct
     """
 
 
