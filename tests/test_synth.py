@@ -13,11 +13,13 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rankgate.io.readers import read_qrels
 from rankgate.io.texts import read_queries
 from rankgate.label.synth import near_duplicates, sample_passages
-from rankgate.rag.answers import read_answers
+from rankgate.rag.answers import normalize_answer, read_answers
 from tests.cli_support import invoke
 from tests.label_support import FakeChatServer, texts_of
 
@@ -92,6 +94,31 @@ def test_sampling_is_seeded_and_near_duplicates_keep_the_first():
     pairs = [("a", "boiling point of water at sea level"), ("b", "the boiling point of water at sea level today")]
     pairs += [("c", "boiling point of ethanol at sea level")]
     assert near_duplicates(pairs, 0.8) == {"b": "a"} and near_duplicates(pairs, 0.7) == {"b": "a", "c": "a"}
+
+
+def all_pairs_near_duplicates(questions: list[tuple[str, str]], threshold: float) -> dict[str, str]:
+    """The obvious reference: each question against every kept one before it."""
+    kept: list[tuple[str, set[str]]] = []
+    dropped = {}
+    for qid, text in questions:
+        words = set(normalize_answer(text).split())
+        jaccard = [len(words & seen) / len(words | seen) if words | seen else 1.0 for _, seen in kept]
+        match = next((kept[i][0] for i, j in enumerate(jaccard) if j >= threshold), None)
+        if match is None:
+            kept.append((qid, words))
+        else:
+            dropped[qid] = match
+    return dropped
+
+
+@given(
+    st.lists(st.lists(st.sampled_from(["a", "b", "c", "d", "e", "f", "g", "h", "the"]), max_size=7), max_size=25),
+    st.sampled_from([0.3, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9, 1.0]),
+)
+@settings(max_examples=300, deadline=None)
+def test_near_duplicates_with_prefix_filtering_equal_the_all_pairs_answer(texts, threshold):
+    questions = [(f"q{i}", " ".join(words)) for i, words in enumerate(texts)]
+    assert near_duplicates(questions, threshold) == all_pairs_near_duplicates(questions, threshold)
 
 
 @pytest.mark.extra("label")

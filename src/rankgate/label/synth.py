@@ -25,8 +25,10 @@ Query ids are ``synth-<passage id>``: the same passage gives the same id in ever
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
+from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -204,18 +206,29 @@ def near_duplicates(questions: Sequence[tuple[str, str]], threshold: float) -> d
     """``{id: earlier id}`` of each question whose word-set Jaccard with an earlier kept one is >= ``threshold``.
 
     Words are those of `normalize_answer` (lowercase, no punctuation, no a/an/the), as the leakage
-    check reads them (`rankgate.label.leakage.shingles` with n = 1).
+    check reads them (`rankgate.label.leakage.shingles` with n = 1). Each question is compared with
+    the kept questions that share a word of its prefix (prefix filtering, Bayardo et al. 2007: with
+    words ordered rarest first, two sets of Jaccard >= t share a word among the first
+    ``|A| - ceil(t |A|) + 1`` of each), so common words do not make it quadratic; the answer is
+    that of comparing every pair.
 
     >>> near_duplicates([("a", "What is the boiling point of water?"), ("b", "what is THE boiling point of water"),
     ...                  ("c", "What is the boiling point of ethanol?")], 0.8)
     {'b': 'a'}
     """
+    sets = [(qid, shingles(text, 1)) for qid, text in questions]
+    frequency = Counter(w for _, words in sets for w in words)
+    index: dict[str, list[int]] = defaultdict(list)  # a prefix word of a kept question -> its positions
     kept: list[tuple[str, set[str]]] = []
     dropped: dict[str, str] = {}
-    for qid, text in questions:
-        words = shingles(text, 1)
-        match = next((other for other, seen in kept if _jaccard(words, seen) >= threshold), None)
+    for qid, words in sets:
+        ordered = sorted(words, key=lambda w: (frequency[w], w))
+        prefix = ordered[: len(words) - math.ceil(threshold * len(words) - 1e-9) + 1] if words else [""]
+        candidates = sorted({i for w in prefix for i in index.get(w, ())})
+        match = next((kept[i][0] for i in candidates if _jaccard(words, kept[i][1]) >= threshold), None)
         if match is None:
+            for w in prefix:
+                index[w].append(len(kept))
             kept.append((qid, words))
         else:
             dropped[qid] = match
