@@ -10,6 +10,8 @@ out of rankgate's prompt and grades the passage by a ``rel=N`` marker in its tex
 wrong format that echoes the Authorization header), ``nousage`` (no usage field), ``drop`` (the
 connection closed without an answer), ``huge`` (a 200 body of ``huge_bytes`` bytes), ``bare``
 (a bare grade, or Yes / No under the binary prompt).
+With ``reply`` set, the answer's content is ``reply(first user message)`` instead of a relevance
+verdict (synthetic questions, context judgments); the faults above still apply.
 Every request is recorded, with whether an answer was actually sent.
 """
 
@@ -87,6 +89,7 @@ class FakeChatServer:
         always: the fault of every request that ``faults`` and ``queue`` leave without one.
         huge_bytes: the size of a ``huge`` answer.
         judge: maps (query, passage) to the grade.
+        reply: when set, maps the first user message to the answer's content (instead of a verdict).
     """
 
     faults: dict[str, list[str]] = field(default_factory=dict)
@@ -98,6 +101,7 @@ class FakeChatServer:
     huge_bytes: int = 5_000_000
     judge: Callable[[str, str], int] = lambda query, passage: grade_of(passage)
     records: list[Record] = field(default_factory=list)
+    reply: Callable[[str], str] | None = None
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -221,6 +225,8 @@ class FakeChatServer:
         if '"relevance": <0 or 1>' in first_user:  # the binary prompt: grades 2 and 3 are relevant
             label = int(label >= 2)
         content = json.dumps({"relevance": label, "reason": f"marker says {label}"})
+        if self.reply is not None:
+            content = self.reply(first_user)
         if fault == "garbage":
             content = f"The passage looks relevant, I would say {label}."
         elif fault == "badlabel":

@@ -120,6 +120,7 @@ NOT_RUN: tuple[tuple[str, str], ...] = (
     (r"data/scifact|data/msmarco", "needs a downloaded BEIR collection"),
     (r"^(vllm serve|ollama pull)", "starts or downloads an LLM"),
     (r"--base-url (\$BASE|https://api\.openai\.com)", "needs an LLM endpoint"),
+    (r"golden/", "reads the golden set that `label synth` writes, which needs an LLM endpoint"),
     (r"^export OPENAI_API_KEY", "an API key"),
     (r"--post-comment", "posts to GitHub"),
     (r"postgresql://", "needs a PostgreSQL server"),

@@ -267,3 +267,4 @@ def _show(result: JobResult, fmt: str, per_query: bool) -> None:
 for _subcommand in (sample_command, import_command, agreement_command, merge_command, judges_command):
     label_command.add_command(_subcommand)
 label_command.add_command(importlib.import_module("rankgate.cli.label_leakage_cmd").leakage_command)
+label_command.add_command(importlib.import_module("rankgate.cli.label_synth_cmd").synth_command)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from rankgate.cli.options import emit, format_option, output_file_option
+from rankgate.cli.rag_context_cmd import context_command
 
 
 @click.group("rag")
@@ -14,6 +15,8 @@ def rag_group() -> None:
     \b
     Examples:
       rankgate rag answers --run run.txt --corpus chunks.jsonl --answers answers.jsonl -k 1 -k 5 -k 20
+      rankgate rag context --run run.txt --corpus chunks.jsonl --queries queries.jsonl --answers answers.jsonl \\
+        -k 5 --base-url http://localhost:8000/v1 --model qwen2.5-7b-instruct
     """
 
 
@@ -60,3 +63,6 @@ def answers_command(
         example = result.missing_passages[0]
         body["notes"] = [f"{len(result.missing_passages)} retrieved ids have no text in {corpus}, e.g. {example!r}"]
     emit(render(body, fmt, title="answer recall (mean over queries)"), output)
+
+
+rag_group.add_command(context_command)

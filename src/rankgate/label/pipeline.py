@@ -21,6 +21,7 @@ from rankgate.label.types import JUDGES, TIER_HUMAN, TIER_LLM, TIER_WEAK, Judgme
 if TYPE_CHECKING:
     from rankgate.core.qrels import Qrels
     from rankgate.core.run import Run
+    from rankgate.label.chat import ChatClient
     from rankgate.label.llm import LLMJudge
     from rankgate.label.pooling import Pool
     from rankgate.label.weak import BM25Judge, ClickJudge, CrossEncoderJudge
@@ -123,36 +124,45 @@ def store_path(job: LabelJob) -> str:
     return ":memory:"
 
 
+def build_client(job: LabelJob, warnings: list[str]) -> ChatClient:
+    """The chat client of ``job``'s endpoint options (key from ``$job.api_key_env``; a missing key is warned).
+
+    Every command that asks an LLM (``label``, ``label synth``, ``rag context``) builds its client here.
+    """
+    from rankgate.label.chat import ChatClient
+    from rankgate.label.cost import CostMeter, Prices
+    from rankgate.label.ratelimit import RateLimiter
+    from rankgate.label.secret import secret_from_env
+
+    base_url, model = job.base_url or "", job.model or ""
+    key = secret_from_env(job.api_key_env)
+    host = (urlsplit(base_url).hostname or "").lower()
+    if key is None and host not in LOCAL_HOSTS:
+        warnings.append(f"${job.api_key_env} is not set: sending requests without an API key")
+    return ChatClient(
+        base_url,
+        model,
+        api_key=key,
+        timeout=job.timeout,
+        max_retries=job.max_retries,
+        backoff=job.backoff,
+        temperature=job.temperature,
+        max_tokens=job.max_tokens,
+        json_mode=job.json_mode,
+        limiter=RateLimiter(job.rpm, job.tpm),
+        meter=CostMeter(Prices(job.price_in, job.price_out), max_cost=job.max_cost),
+    )
+
+
 def _build_judge(
     job: LabelJob, queries: dict[str, str] | None, corpus: dict[str, str] | None, warnings: list[str]
 ) -> LLMJudge | BM25Judge | ClickJudge | CrossEncoderJudge:
     if job.judge == "llm":
-        from rankgate.label.chat import ChatClient
-        from rankgate.label.cost import CostMeter, Prices
         from rankgate.label.llm import LLMJudge
         from rankgate.label.prompts import Prompt
-        from rankgate.label.ratelimit import RateLimiter
-        from rankgate.label.secret import secret_from_env
 
         prompt = Prompt.from_file(job.prompt, job.scale) if job.prompt else Prompt.builtin(job.scale)
-        base_url, model = job.base_url or "", job.model or ""
-        key = secret_from_env(job.api_key_env)
-        host = (urlsplit(base_url).hostname or "").lower()
-        if key is None and host not in LOCAL_HOSTS:
-            warnings.append(f"${job.api_key_env} is not set: sending requests without an API key")
-        client = ChatClient(
-            base_url,
-            model,
-            api_key=key,
-            timeout=job.timeout,
-            max_retries=job.max_retries,
-            backoff=job.backoff,
-            temperature=job.temperature,
-            max_tokens=job.max_tokens,
-            json_mode=job.json_mode,
-            limiter=RateLimiter(job.rpm, job.tpm),
-            meter=CostMeter(Prices(job.price_in, job.price_out), max_cost=job.max_cost),
-        )
+        client = build_client(job, warnings)
         return LLMJudge(client, prompt, parse_retries=job.parse_retries, tier=job.tier or TIER_LLM)
     from rankgate.label import weak
 
