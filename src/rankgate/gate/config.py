@@ -39,6 +39,7 @@ from rankgate.evaluation.settings import DEFAULTS as DEFAULT_SETTINGS
 from rankgate.evaluation.settings import NAMES as SETTING_NAMES
 from rankgate.gate.figures import NAMES as FIGURE_NAMES
 from rankgate.gate.figures import Figure, parse_figure, suggest_figure
+from rankgate.gate.names import metric_from_name  # re-exported: gates use it by this path
 from rankgate.io.yaml import brief, cut, load_yaml
 from rankgate.measures.parse import parse_measure
 from rankgate.measures.registry import Measure
@@ -413,37 +414,6 @@ def _metric_of(gate: GateSpec, key: str, source: str) -> tuple[Measure | Figure,
             source=source,
         )
     return found
-
-
-def metric_from_name(name: str) -> tuple[Measure, str] | None:
-    """The metric a gate name ends with: the longest ``_``-separated tail that is a measure name.
-
-    ``_at_`` reads as ``@``, so ``retrieval_recall_at_5`` is recall@5 and ``search_ndcg_at_10``
-    is nDCG@10; a leading word such as ``retrieval_`` is skipped.
-
-    >>> [str(metric_from_name(n)[0]) for n in ("retrieval_recall_at_5", "retrieval_mrr", "ndcg_cut_10")]
-    ['R@5', 'RR', 'nDCG@10']
-    """
-    words = name.strip().split("_")
-    for start in range(len(words)):
-        tail = "_".join(words[start:])
-        for candidate in (tail.replace("_at_", "@"), tail):
-            if not candidate or candidate[0].isdigit():
-                continue
-            try:
-                return parse_measure(candidate), _pretty(candidate)
-            except MeasureError:
-                continue
-    return None
-
-
-_PRETTY_WORDS = {"mrr": "MRR", "map": "MAP", "ndcg": "nDCG", "err": "ERR", "rbp": "RBP"}
-
-
-def _pretty(label: str) -> str:
-    """``mrr@10`` -> ``MRR@10``, ``ndcg@10`` -> ``nDCG@10``; other words as written."""
-    head, at, tail = label.partition("@")
-    return _PRETTY_WORDS.get(head.lower(), head) + at + tail
 
 
 def _files_beside(settings: dict[str, Any], base: Path) -> dict[str, Any]:

@@ -20,9 +20,8 @@ def trec_eval_text(report: TrecEvalReport) -> str:
     """The text ``trec_eval`` prints for ``report`` (per-query rows first, then the summary).
 
     >>> from rankgate.compat.trec_eval import TrecEvalReport
-    >>> print(trec_eval_text(TrecEvalReport([], [("P_5", "q1", 0.4, False)], [("num_q", 1.0, True)])), end="")
-    P_5                   	q1	0.4000
-    num_q                 	all	1
+    >>> trec_eval_text(TrecEvalReport([], [("P_5", "q1", 0.4, False)], [("num_q", 1.0, True)])).splitlines()
+    ['P_5                   \\tq1\\t0.4000', 'num_q                 \\tall\\t1']
     """
     lines = [f"{name:<22}\t{trec_id(qid)}\t{_value(v, integer)}\n" for name, qid, v, integer in report.per_query]
     lines += [f"{name:<22}\t{SUMMARY_ID}\t{_value(v, integer)}\n" for name, v, integer in report.summary]
