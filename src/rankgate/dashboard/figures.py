@@ -26,10 +26,10 @@ BASE_LAYOUT: dict[str, Any] = {
 }
 
 
-def series_key(s: Summary, by_name: bool) -> str:
-    """The line a result belongs to: its branch, and its system name when several are shown."""
-    branch = s.branch or "(no branch)"
-    return f"{branch} / {s.name}" if by_name else branch
+def series_key(s: Summary) -> str:
+    """The line a result belongs to: its branch (the system's name is in the hover text; the
+    overview's system filter draws one system alone)."""
+    return s.branch or "(no branch)"
 
 
 def history_figure(
@@ -49,12 +49,11 @@ def history_figure(
         pick: ``pick(summary) -> float | None``: the value of a result.
         title: the y axis title.
     """
-    by_name = len({s.name for s in points}) > 1
     lines: dict[str, list[tuple[Summary, float]]] = {}
     for s in points:
         y = pick(s)
         if y is not None:
-            lines.setdefault(series_key(s, by_name), []).append((s, y))
+            lines.setdefault(series_key(s), []).append((s, y))
     data: list[dict[str, Any]] = []
     for i, (key, mine) in enumerate(lines.items()):
         color = PALETTE[i % len(PALETTE)]
