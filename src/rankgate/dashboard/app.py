@@ -77,6 +77,7 @@ def create_app(
 
     owned = not isinstance(store, StoreReader)
     reader = StoreReader(store) if not isinstance(store, StoreReader) else store
+    reader.summaries()  # read every result's summary now, not on the first page
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Any) -> AsyncIterator[None]:
