@@ -65,7 +65,7 @@ def build(path: Path, n_evaluations: int, n_queries: int) -> None:
     pool = []
     for _ in range(MATRICES):
         matrix = per_query_matrix(rng, n_queries)
-        pool.append((codec.encode(qids, matrix)[1], dict(zip(MEASURES, matrix.mean(axis=0).tolist()))))
+        pool.append((codec.encode(qids, matrix)[1], dict(zip(MEASURES, matrix.mean(axis=0).tolist(), strict=True))))
     fingerprint = query_fingerprint(qids)
     start = datetime(2025, 1, 1, tzinfo=timezone.utc)
     engine = sa.create_engine(f"sqlite:///{tmp}")
@@ -90,7 +90,9 @@ def build(path: Path, n_evaluations: int, n_queries: int) -> None:
         conn.execute(sa.insert(baselines_table), [{"key": "default", "result_id": 1, "set_at": start}])
     engine.dispose()
     tmp.replace(path)
-    print(f"\nbuilt {path} ({path.stat().st_size / 1e9:.2f} GB) in {time.perf_counter() - began:.0f} s", file=sys.stderr)
+    print(
+        f"\nbuilt {path} ({path.stat().st_size / 1e9:.2f} GB) in {time.perf_counter() - began:.0f} s", file=sys.stderr
+    )
 
 
 def _row(

@@ -58,11 +58,17 @@ def hand_store(location: str | Path) -> dict[str, int]:
     with open_store(location) as store:
         ids = {
             "base": store.add(
-                base, name="base", qrels=qrels, provenance=Provenance(created_at=when(1), branch="main", commit="a" * 40),
+                base,
+                name="base",
+                qrels=qrels,
+                provenance=Provenance(created_at=when(1), branch="main", commit="a" * 40),
                 labels={"source": "demo"},
             ),
             "cand": store.add(
-                cand, name="cand", qrels=qrels, provenance=Provenance(created_at=when(2), branch="feature/x", commit="b" * 40),
+                cand,
+                name="cand",
+                qrels=qrels,
+                provenance=Provenance(created_at=when(2), branch="feature/x", commit="b" * 40),
                 labels={"source": "gate", "verdict": "fail", **OPS},
             ),
             "hostile": store.add(

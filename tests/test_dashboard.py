@@ -319,3 +319,11 @@ def test_cli_names_a_missing_store(capsys: pytest.CaptureFixture[str], tmp_path:
 
     code, _, err = invoke(capsys, "serve", "--store", str(tmp_path / "none.db"))
     assert code == 2 and "no results store at" in err
+
+
+def test_demo_ends_by_saying_how_to_open_the_dashboard(capsys: pytest.CaptureFixture[str]):
+    from tests.cli_support import invoke
+
+    code, out, _ = invoke(capsys, "demo", "--no-bench", "--no-report")
+    assert code == 0
+    assert "rankgate serve --store results.db" in " ".join(out.split())

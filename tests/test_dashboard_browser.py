@@ -34,6 +34,7 @@ from tests.dashboard_support import (
 from tests.report_support import XSS, XSS_IMG, console_errors, headless_chrome
 
 pytestmark = [pytest.mark.slow, pytest.mark.extra("serve")]
+LOADED = "document.getElementById('rg-queries').getAttribute('data-state') === 'loaded'"
 DOCS_IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
 
 
@@ -145,7 +146,7 @@ def test_evaluation_page_pages_sorts_and_searches_the_queries(browser: Any, demo
     url, ids = demo
     rid = ids[("dense", DEMO_BASELINE_AT)]
     assert console_errors(open_page(browser, f"{url}/evaluations/{rid}")) == []
-    wait_for(browser, "document.getElementById('rg-queries').getAttribute('data-state') === 'loaded'")
+    wait_for(browser, LOADED)
     assert len(browser.find_elements("css selector", "#rg-queries tbody tr")) == 50  # the first page of 63
     assert "1-50 of 63" in browser.find_element("id", "rg-query-status").text
     assert browser.find_elements("css selector", "#rg-tags tbody tr")  # per tag value
@@ -156,7 +157,8 @@ def test_evaluation_page_pages_sorts_and_searches_the_queries(browser: Any, demo
         return [c.text for c in cells]
 
     browser.find_element("css selector", "#rg-queries th[data-sort='RR']").click()  # highest first
-    wait_for(browser, "document.querySelector('#rg-queries th[data-sort=\"RR\"]').getAttribute('aria-sort') === 'descending' && document.getElementById('rg-queries').getAttribute('data-state') === 'loaded'")
+    sorted_by_rr = "document.querySelector('#rg-queries th[data-sort=\"RR\"]').getAttribute('aria-sort')"
+    wait_for(browser, f"{sorted_by_rr} === 'descending' && {LOADED}")
     rr = [float(v) for v in column(4)]  # query, text, R@5, RR
     assert rr == sorted(rr, reverse=True)
     browser.find_element("id", "rg-next").click()
@@ -199,7 +201,7 @@ def test_hostile_strings_show_as_text_and_never_run(browser: Any, hostile: str):
         assert browser.execute_script("return window.__pwned === undefined"), path
         assert browser.find_elements("css selector", "img") == []
     browser.get(hostile + "/evaluations/3")
-    wait_for(browser, "document.getElementById('rg-queries').getAttribute('data-state') === 'loaded'")
+    wait_for(browser, LOADED)
     cells = [c.text for c in browser.find_elements("css selector", "#rg-queries tbody td.mono")]
     assert HOSTILE_QID in cells  # the query id, shown as typed
     assert f"Evaluation #3 of {XSS}" in browser.find_element("id", "summary").text

@@ -175,8 +175,16 @@ def error_response(request: Any, status: int, message: str) -> Any:
         return JSONResponse({"error": message, "status": status}, status_code=status)
     try:
         reader = getattr(request.app.state, "reader", None)
-        page = environment().get_template("error.html.j2").render(
-            status=status, message=message, title=f"{status}", store=getattr(reader, "url", ""), path=request.url.path
+        page = (
+            environment()
+            .get_template("error.html.j2")
+            .render(
+                status=status,
+                message=message,
+                title=f"{status}",
+                store=getattr(reader, "url", ""),
+                path=request.url.path,
+            )
         )
     except Exception:  # the error page itself must not fail: say it plainly
         log.exception("rankgate dashboard: the error page could not be drawn")

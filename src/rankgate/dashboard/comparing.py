@@ -98,8 +98,9 @@ def _statistics(ra: Any, rb: Any, la: str, lb: str, shared: list[str], sources: 
 
 def _deltas(ra: Any, rb: Any, measure: str) -> list[tuple[str, float, float, float]]:
     col_a, col_b = ra.measures.index(measure), rb.measures.index(measure)
-    va = dict(zip(ra.query_ids, ra.values[:, col_a].tolist()))
-    rows = [(q, va[q], vb, vb - va[q]) for q, vb in zip(rb.query_ids, rb.values[:, col_b].tolist()) if q in va]
+    va = dict(zip(ra.query_ids, ra.values[:, col_a].tolist(), strict=True))
+    vb = zip(rb.query_ids, rb.values[:, col_b].tolist(), strict=True)
+    rows = [(q, va[q], b, b - va[q]) for q, b in vb if q in va]
     rows.sort(key=lambda r: (r[3], r[0]))
     return rows
 

@@ -258,7 +258,9 @@ class StoreReader:
 
     def facets(self) -> dict[str, list[str]]:
         """Branches, system names and labels (``key=value``) present, for the filter lists."""
-        branches, names, tags = set(), set(), set()
+        branches: set[str] = set()
+        names: set[str] = set()
+        tags: set[str] = set()
         for s in self.summaries():
             if s.branch:
                 branches.add(s.branch)
@@ -298,7 +300,8 @@ class StoreReader:
         return value
 
 
-def _summary(row: Mapping[str, Any]) -> Summary:
+def _summary(row: Any) -> Summary:
+    """A `Summary` from a row mapping of `SUMMARY_COLUMNS`."""
     when: datetime = row["created_at"]
     when = when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when.astimezone(timezone.utc)
     measures = [str(m) for m in row["measures"] or []]
@@ -324,4 +327,3 @@ def _number(value: Any) -> float | None:
         return None
     value = float(value)
     return value if math.isfinite(value) else None
-

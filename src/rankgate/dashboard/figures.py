@@ -76,33 +76,8 @@ def history_figure(
                 + " %{y:.4f}<br>gate: %{customdata[2]}<extra></extra>",
             }
         )
-    marked = [(k, s, pick(s)) for k, s in baselines.items()]
-    marked = [(k, s, y) for k, s, y in marked if y is not None]
-    if marked:
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": "baseline",
-                "x": [s.when for _, s, _ in marked],
-                "y": [y for _, _, y in marked],
-                "marker": {"symbol": "star", "size": 15, "color": "#222"},
-                "customdata": [[s.id, esc(f"baseline {k}: {s.title}"), s.verdict or "not gated"] for k, s, _ in marked],
-                "hovertemplate": "%{customdata[1]}<br>%{y:.4f}<extra></extra>",
-            }
-        )
-    shapes = [
-        {
-            "type": "line",
-            "xref": "paper",
-            "x0": 0,
-            "x1": 1,
-            "y0": y,
-            "y1": y,
-            "line": {"dash": "dash", "color": "#222", "width": 1},
-        }
-        for _, _, y in marked
-    ]
+    marks, shapes = _baseline_marks(baselines, pick)
+    data.extend(marks)
     layout = {
         **BASE_LAYOUT,
         "xaxis": {"title": {"text": "stored at (UTC)"}, "type": "date"},
@@ -118,3 +93,24 @@ def quality_figure(measure: str, points: Sequence[Summary], baselines: Mapping[s
 
 def ops_figure(key: str, points: Sequence[Summary], baselines: Mapping[str, Summary]) -> dict[str, Any]:
     return history_figure(ops_label(key), points, baselines, pick=lambda s: s.ops.get(key), title=ops_label(key))
+
+
+def _baseline_marks(baselines: Mapping[str, Summary], pick: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A star per stored baseline (one trace) and a dashed line at each one's value."""
+    marked = [(k, s, pick(s)) for k, s in baselines.items()]
+    marked = [(k, s, y) for k, s, y in marked if y is not None]
+    if not marked:
+        return [], []
+    trace = {
+        "type": "scatter",
+        "mode": "markers",
+        "name": "baseline",
+        "x": [s.when for _, s, _ in marked],
+        "y": [y for _, _, y in marked],
+        "marker": {"symbol": "star", "size": 15, "color": "#222"},
+        "customdata": [[s.id, esc(f"baseline {k}: {s.title}"), s.verdict or "not gated"] for k, s, _ in marked],
+        "hovertemplate": "%{customdata[1]}<br>%{y:.4f}<extra></extra>",
+    }
+    line = {"dash": "dash", "color": "#222", "width": 1}
+    shapes = [{"type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": y, "y1": y, "line": line} for _, _, y in marked]
+    return [trace], shapes

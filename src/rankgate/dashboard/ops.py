@@ -4,7 +4,7 @@ The store keeps quality figures for certain; operational ones arrive with newer 
 from ``bench``. Where they live is not fixed yet, so `operational` looks in every place they
 may be: a column or key ``operational`` (or ``ops``) of the stored row, the same keys inside
 ``labels`` or ``provenance``, and then the plain keys themselves in those dicts. Anything that is
-not a finite number is ignored; nothing here raises.
+not a finite number (or a string holding one) is ignored; nothing here raises.
 
 Canonical keys (the order they are shown in): `FIGURES`.
 
@@ -77,10 +77,18 @@ def _flat(place: Mapping[str, Any]) -> list[tuple[str, float]]:
 
 
 def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    """A finite number from a number or a numeric string (labels given on the command line are text).
+
+    >>> _number(3), _number("2.5"), _number("fast"), _number(True), _number(float("nan"))
+    (3.0, 2.5, None, None, None)
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
         return None
-    value = float(value)
-    return value if math.isfinite(value) else None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def label(key: str) -> str:

@@ -78,7 +78,12 @@ def evaluations_json(reader: StoreReader, filters: Filters, offset: int) -> dict
     """``GET /api/evaluations``: matching results, newest first, paged."""
     matching = [s for s in reversed(reader.summaries()) if filters.matches(s)]
     page = matching[offset : offset + filters.limit]
-    return {"total": len(matching), "offset": offset, "limit": filters.limit, "evaluations": [s.to_dict() for s in page]}
+    return {
+        "total": len(matching),
+        "offset": offset,
+        "limit": filters.limit,
+        "evaluations": [s.to_dict() for s in page],
+    }
 
 
 def evaluation(reader: StoreReader, sources: Sources, rid: int) -> dict[str, Any]:
@@ -163,7 +168,11 @@ def queries_json(reader: StoreReader, sources: Sources, rid: int, params: Mappin
         "sort": sort,
         "order": order,
         "rows": [
-            {"qid": ids[i], "text": sources.queries.get(ids[i]), "values": dict(zip(result.measures, values[i].tolist()))}
+            {
+                "qid": ids[i],
+                "text": sources.queries.get(ids[i]),
+                "values": dict(zip(result.measures, values[i].tolist(), strict=True)),
+            }
             for i in page
         ],
     }
