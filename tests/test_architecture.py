@@ -28,7 +28,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("label",),
     ("gate",),
     ("render",),
-    ("report",),
+    ("report", "dashboard"),
     ("cli", "pytest_plugin", "__main__", "<root>"),
 ]
 LEVEL = {name: i for i, names in enumerate(LAYERS) for name in names}

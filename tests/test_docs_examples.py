@@ -129,6 +129,9 @@ NOT_RUN: tuple[tuple[str, str], ...] = (
     (r"^rankgate bench demo$", "the same as README.md's `rankgate bench demo`, which runs"),
     (r"^rankgate bench demo -r bm25 -r dense -r hybrid", "a grid of a dozen configurations: minutes on 2 cores"),
     (r"^python - <<'EOF'", "a timing script (writes /tmp/bench-store.db); tests/test_store.py covers the store"),
+    (r"^rankgate serve", "a web server that runs until stopped (tests/test_dashboard_browser.py runs it)"),
+    (r"^python bench/dashboard_speed\.py", "builds a 0.5 GB store and times the dashboard: minutes"),
+    (r"^RANKGATE_SCREENSHOTS=1 ", "the dashboard's browser tests, part of this suite"),
 )
 # Commands whose outcome on the example files is a failing gate: exit 1 (regex -> code, why).
 EXIT_CODES: tuple[tuple[str, int, str], ...] = (

@@ -33,6 +33,7 @@ _COMMANDS = {
     "gate": ("rankgate.cli.gate_cmd", "gate_command", "Gate a run in CI against thresholds and a stored baseline."),
     "store": ("rankgate.cli.store_cmd", "store_group", "Add, list and show stored results; set the baseline."),
     "report": ("rankgate.cli.report_cmd", "report_command", "Write an HTML report with plots and history."),
+    "serve": ("rankgate.cli.serve_cmd", "serve_command", "Browse the results store in a web dashboard."),
     "demo": ("rankgate.cli.demo_cmd", "demo_command", "Evaluate the built-in demo runs and print a table."),
     "trec_eval": ("rankgate.cli.trec_eval_cmd", "trec_eval_command", "trec_eval's command line and output."),
 }

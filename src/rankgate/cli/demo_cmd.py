@@ -84,6 +84,10 @@ def demo_command(fmt: str, report_path: str, no_report: bool, no_bench: bool, no
         report, skipped = _write_report(report_path, bench, qrels, now)
         console.print(f"HTML report: {report}" if report is not None else skipped, style=None if report else "dim")
     console.print("Try: rankgate eval QRELS RUN -m nDCG@10 --per-query   (rankgate measures lists every measure)")
+    console.print(
+        "Browse stored results in a web dashboard (the demo's store is temporary): rankgate store add "
+        "QRELS RUN --store results.db, then rankgate serve --store results.db   (docs/dashboard.md)"
+    )
 
 
 DIFFICULTIES = ("easy", "medium", "hard")
