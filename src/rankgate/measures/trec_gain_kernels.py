@@ -1,4 +1,4 @@
-"""Vectorized kernels of trec_eval's gain families: G, ndcg_rel and Rndcg.
+"""Vectorized kernels of trec_eval's gain families: G, ndcg_rel, Rndcg and rbp.
 
 The gain of a document is its grade (trec_eval's default gains); unjudged and negative grades
 gain 0. The *ideal* ranking lists the query's judged documents of positive gain by gain,
@@ -131,3 +131,14 @@ def r_ndcg(b: RankedBlock, m: Measure) -> np.ndarray:
     count = count + extra
     has_rel = b.num_rel(m.get("rel")) > 0
     return np.where(has_rel, _safe_div(total, count), 0.0)
+
+
+def graded_rbp(b: RankedBlock, m: Measure) -> np.ndarray:
+    """trec_eval rbp: (1 - p) * sum of p^i * gain, gains scaled to [0, 1] when a grade exceeds 1."""
+    p = float(m.get("p"))
+    top = np.zeros(b.n_queries, dtype=np.float64)
+    np.maximum.at(top, b.qrel_query, np.maximum(b.qrel_grade, 0).astype(np.float64))
+    scale = np.where(top > 1.0, top, 1.0)
+    gain = _gains(b) / scale[b.row_query]
+    weight = np.power(p, b.rank.astype(np.float64))
+    return (1.0 - p) * b.per_query_sum(np.where(gain != 0, gain * weight, 0.0))

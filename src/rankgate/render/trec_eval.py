@@ -1,7 +1,8 @@
 """trec_eval's output, byte for byte: ``name`` left-justified to 22, a tab, the query id, a tab, the value.
 
-Values print as trec_eval's ``printf`` does: ``%6.4f`` for measures, ``%ld`` (the value cut
-toward zero) for counts, the run's tag for ``runid``. The summary's query id is ``all``.
+Values print as trec_eval's ``printf`` does: ``%6.4f`` for measures (NaN as ``  -nan``, glibc's
+form of the negative NaN that C's 0.0 / 0.0 gives), ``%ld`` (the value cut toward zero) for
+counts, the run's tag for ``runid``, ``relstring``'s quoted text as it is. The summary's query id is ``all``.
 """
 
 from __future__ import annotations
@@ -34,4 +35,6 @@ def _value(value: float | str, integer: bool) -> str:
         return value
     if integer:
         return str(int(value)) if value == value else "0"
+    if value != value:  # C's 0.0 / 0.0 is a negative NaN: printf's %6.4f prints "  -nan"
+        return "  -nan"
     return f"{value:6.4f}"
