@@ -43,7 +43,7 @@ from rankgate.measures.registry import Measure
 __all__ = ["NICKNAMES", "TREC_MEASURES", "Printed", "TrecEvalReport", "expand_requests", "trec_eval"]
 
 # trec_eval's stand-in ranking for a query missing from the run under -c, and the values it
-# then sets back to 0 (trec_eval.c: num_ret, utility, rbp_resid and the unj* measures).
+# then sets back to 0 (trec_eval.c, by printed name: num_ret, utility, rbp_resid, unj*, and relstring to '').
 BOGUS_DOC = "ceci_nest_pas_un_docno"
 
 
@@ -65,7 +65,7 @@ def _nan_mask(p: Printed, wanted: list[Measure], values: np.ndarray) -> np.ndarr
 
 
 def _reset_for_missing(name: str) -> bool:
-    return name in ("num_ret", "utility", "rbp_resid") or name.startswith("unj")
+    return name in ("num_ret", "utility", "rbp_resid", "relstring") or name.startswith("unj")
 
 
 @dataclass
@@ -155,7 +155,9 @@ def trec_eval(
     columns = _columns(printed, wanted, results, set(missing))
     for i, p in enumerate(printed):
         if p.source.kind == "string" and per_query:
-            columns[i] = _relstrings(session.qrels, ranked, results.query_ids, p.length, judged_only, set(missing))
+            columns[i] = _relstrings(session.qrels, ranked, results.query_ids, p.length, judged_only)
+            if missing and _reset_for_missing(p.name):  # trec_eval clears "relstring" only, by name
+                columns[i] = [("''" if q in missing else s) for q, s in zip(results.query_ids, columns[i], strict=True)]
     if per_query:
         report.per_query = _per_query_rows(printed, columns, results.query_ids)
     if summary:
@@ -183,12 +185,12 @@ def _missing_queries(qrels: Qrels, run: Run) -> list[str]:
     return [q for q in qrels.query_ids.to_pylist() if q not in in_run]
 
 
-def _relstrings(qrels: Qrels, run: Run, query_ids: list[str], length: int, judged_only: bool, missing: set[str]) -> list[str]:
+def _relstrings(qrels: Qrels, run: Run, query_ids: list[str], length: int, judged_only: bool) -> list[str]:
     """trec_eval's relstring of each query: the grades of its top ``length`` docs, quoted.
 
     A grade prints as its digit (``>`` above 9), a doc the qrels do not list as ``-``, one
     listed with a negative grade as ``.``; under ``-J`` only the docs judged >= 0 are ranked.
-    A query missing from the run (``-c``) prints ``''``.
+    A query missing from the run (``-c``) shows trec_eval's stand-in doc, ``'-'`` (``''`` under -J).
     """
     order = run.ranking_order("trec")
     rank = np.arange(run.num_rows) - np.repeat(run.offsets[:-1], run.depths)
@@ -196,7 +198,8 @@ def _relstrings(qrels: Qrels, run: Run, query_ids: list[str], length: int, judge
     codes = np.repeat(np.arange(run.num_queries), run.depths)[slice(None) if judged_only else rank < length]
     docs = take_rows(run.doc_ids, rows).to_pylist()
     qids = run.query_ids.to_pylist()
-    wanted = set(query_ids) - missing
+    qids_in_run = set(qids)
+    wanted = set(query_ids)
     grades = {q: g for q, g in qrels.to_dict().items() if q in wanted}
     found: dict[str, list[str]] = {q: [] for q in wanted}
     for code, doc in zip(codes.tolist(), docs, strict=True):
@@ -208,7 +211,8 @@ def _relstrings(qrels: Qrels, run: Run, query_ids: list[str], length: int, judge
         if judged_only and (g is None or g < 0):
             continue
         chars.append("-" if g is None else "." if g < 0 else ">" if g > 9 else str(g))
-    return [f"'{''.join(found.get(q, []))}'" for q in query_ids]
+    stand_in = "" if judged_only or length < 1 else "-"
+    return [f"'{''.join(found[q]) if q in qids_in_run else stand_in}'" for q in query_ids]
 
 
 def _columns(printed: list[Printed], wanted: list[Measure], results: Results, missing: set[str]) -> list[Any]:
