@@ -217,6 +217,12 @@ def _with_params(name: str, given: str | None, docs: int) -> Measure:
         if not 0.0 <= pairs.get("p", 0.9) <= 1.0:
             raise MeasureError(f"The p of trec_eval's {name!r} must be between 0 and 1. Got {name}.{given}.")
         return Measure.make(_FAMILY_OF[name], **pairs)
+    if name in _GAIN_MEASURES or name == "11pt_avg":
+        what = "per-grade gains (level=gain)" if name in _GAIN_MEASURES else "custom recall levels"
+        raise MeasureError(
+            f"rankgate's trec_eval does not read {what} for {name!r} yet (got {name}.{given}); the bare "
+            f"{name!r} (trec_eval's defaults) is read. See docs/semantics.md."
+        )
     numbers = _floats(name, given or "")
     if name == "utility":
         if len(numbers) != 4:
@@ -227,15 +233,9 @@ def _with_params(name: str, given: str | None, docs: int) -> Measure:
         a, b, c, d = numbers
         extra = {"num_docs": docs} if d != 0 else {}
         return Measure.make("Utility", a=a, b=b, c=c, d=d, **extra)
-    if name == "set_F":
-        if numbers[0] < 0:
-            raise MeasureError(f"The beta of trec_eval's set_F must be >= 0. Got set_F.{given}.")
-        return Measure.make("SetF", beta=numbers[0])
-    what = "per-grade gains (level=gain)" if name in _GAIN_MEASURES else "custom recall levels"
-    raise MeasureError(
-        f"rankgate's trec_eval does not read {what} for {name!r} yet (got {name}.{given}); the bare "
-        f"{name!r} (trec_eval's defaults) is read. See docs/semantics.md."
-    )
+    if numbers[0] < 0:  # set_F
+        raise MeasureError(f"The beta of trec_eval's set_F must be >= 0. Got set_F.{given}.")
+    return Measure.make("SetF", beta=numbers[0])
 
 
 def _leading_int(name: str, text: str) -> int:
