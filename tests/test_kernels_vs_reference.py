@@ -19,6 +19,7 @@ MEASURES = [
     "BinG", "G", "nDCGRel", "RnDCG", "RnDCG(rel=2)", "RelP@5", "RelP(rel=2)@3", "SetP", "SetRelP", "SetR",
     "SetAP(rel=2)", "SetF", "SetF(beta=0.25)", "NumNonrelJudgedRet", "NumNonrelJudgedRet@5", "Unjudged@5",
     "Unjudged@20", "RBPResid", "NumQ",
+    "RBPResid(p=0.8)", "GradedRBP", "GradedRBP(p=0.5)",
 ]  # fmt: skip
 
 
