@@ -115,7 +115,8 @@ def test_trec_eval_test_folder(capsys, name, args, qrels, results, expected):
 COMMENT_QRELS = "# a comment\n301 0 CR93E-10279 0\n# another\n301 0 CR93E-1282 1\n301 0 CR93E-1860 1\n302 0 X-1 2\n"
 COMMENT_RUN = (
     "# a run\n# with comments\n301\tQ0\tCR93E-1282\t1\t  2.129133\tSTANDARD\n"
-    "301\tQ0\tCR93E-1860\t2\t  1.724760\tSTANDARD\n# mid\n301\tQ0\tZZ\t3\t  1.0\tSTANDARD\n302\tQ0\tX-1\t1\t  3.0\tSTANDARD\n"
+    "301\tQ0\tCR93E-1860\t2\t  1.724760\tSTANDARD\n# mid\n301\tQ0\tZZ\t3\t  1.0\tSTANDARD\n"
+    "302\tQ0\tX-1\t1\t  3.0\tSTANDARD\n"
 )
 
 

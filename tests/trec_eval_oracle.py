@@ -76,7 +76,9 @@ def cases() -> list[tuple[str, int, tuple[str, ...]]]:
     measure_args = tuple(a for m in MEASURES for a in ("-m", m))
     out = [(f"s{seed}-{name}", seed, (*opts, *measure_args)) for seed in SEEDS for name, opts in OPTIONS]
     by_name = dict(OPTIONS)
-    out += [(f"s{seed}-all_trec-{o}", seed, (*by_name[o], "-m", "all_trec")) for seed in SEEDS for o in ALL_TREC_OPTIONS]
+    out += [
+        (f"s{seed}-all_trec-{o}", seed, (*by_name[o], "-m", "all_trec")) for seed in SEEDS for o in ALL_TREC_OPTIONS
+    ]
     out += [(f"s1-{nick}", 1, ("-q", "-c", "-m", nick)) for nick in NICKNAMES if nick != "all_trec"]
     out += [(f"s{seed}-params", seed, PARAM_FORMS) for seed in SEEDS]
     return out

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from rankgate.compat.trec_eval_requests import NICKNAMES, RBP_NOTE, TREC_MEASURES, Printed, expand_requests
 from rankgate.core.columns import take_rows
 from rankgate.core.qrels import Qrels
 from rankgate.core.run import Run
@@ -36,7 +37,6 @@ from rankgate.evaluation.results import Results
 from rankgate.evaluation.session import Session
 from rankgate.evaluation.settings import Settings
 from rankgate.io.readers import read_run
-from rankgate.compat.trec_eval_requests import NICKNAMES, RBP_NOTE, TREC_MEASURES, Printed, expand_requests
 from rankgate.io.trec import last_run_tag
 from rankgate.measures.registry import Measure
 
@@ -256,9 +256,8 @@ def _summary_rows(
         if p.source.kind == "string":  # relstring: per query only
             continue
         assert p.measure is not None
-        total = 0.0
-        for v in column.tolist():
-            total += v
+        # added in query order, left to right, as trec_eval does (np.cumsum is sequential, not pairwise)
+        total = float(np.cumsum(column)[-1])
         how = p.measure.spec.aggregate
         if how == "sum":
             rows.append((p.name, total, p.integer))

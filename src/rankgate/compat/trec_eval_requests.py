@@ -216,7 +216,7 @@ def _with_params(name: str, given: str | None, docs: int) -> Measure:
             )
         if not 0.0 <= pairs.get("p", 0.9) <= 1.0:
             raise MeasureError(f"The p of trec_eval's {name!r} must be between 0 and 1. Got {name}.{given}.")
-        return Measure.make(_FAMILY_OF[name], **pairs)
+        return Measure.make(_FAMILY_OF[name], p=pairs.get("p", 0.9))
     if name in _GAIN_MEASURES or name == "11pt_avg":
         what = "per-grade gains (level=gain)" if name in _GAIN_MEASURES else "custom recall levels"
         raise MeasureError(

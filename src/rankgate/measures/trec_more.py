@@ -243,7 +243,8 @@ _spec(
         "query's highest judged grade G exceeds 1, else the grade (0 when unjudged or negative). Ignores "
         "'rel'. Not ranx's `rbp` (RBP)"
     ),
-    params=(_PERSISTENCE,), trec_eval="rbp (rbp.p=x; see docs/semantics.md)", examples=("GradedRBP", "GradedRBP(p=0.8)"),
+    params=(_PERSISTENCE,), trec_eval="rbp (rbp.p=x; see docs/semantics.md)",
+    examples=("GradedRBP", "GradedRBP(p=0.8)"),
 )  # fmt: skip
 _spec(
     "NumQ", (TK, "num_q"), "num_q",
