@@ -205,3 +205,10 @@ def test_relstring_and_empty_rankings(capsys, tmp_path):
         "11pt_avg              \tq3\t  -nan",
         "11pt_avg              \tall\t  -nan",
     ]
+
+
+def test_max_zero_is_refused_and_text_only_requests_run(capsys, files):
+    code, _, err = invoke(capsys, "trec_eval", "-M0", "-c", "-m", "official", *files)
+    assert code == 2 and "-M >= 1" in err  # trec_eval's empty rankings: refused, not approximated
+    code, out, _ = invoke(capsys, "trec_eval", "-m", "runid", "-m", "relstring", *files)
+    assert code == 0 and out.startswith("runid ") and len(out.splitlines()) == 1  # relstring: per query only

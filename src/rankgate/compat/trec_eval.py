@@ -129,11 +129,14 @@ def trec_eval(
     for flag, value in (("-l", rel), ("-M", max_per_topic), ("-N", docs_in_collection)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
             raise MeasureError(f"trec_eval's {flag} takes a whole number. Got {value!r}.")
-    if max_per_topic is not None and max_per_topic < 0:
-        raise MeasureError(f"trec_eval's -M takes a number >= 0. Got {max_per_topic}.")
+    if max_per_topic is not None and max_per_topic < 1:
+        raise MeasureError(
+            f"rankgate's trec_eval takes -M >= 1 (trec_eval's -M 0 evaluates empty rankings, which "
+            f"rankgate's runs cannot hold). Got {max_per_topic}."
+        )
     printed = expand_requests(measures, docs_in_collection=docs_in_collection or 0)
     wanted = list(dict.fromkeys(p.measure for p in printed if p.measure is not None))
-    if any(p.source.name in _NAN_WHEN_EMPTY for p in printed):
+    if not wanted or any(p.source.name in _NAN_WHEN_EMPTY for p in printed):  # also when only text is asked
         wanted = list(dict.fromkeys([*wanted, *_COUNTS]))
     if rel < 1:
         raise MeasureError(f"rankgate's trec_eval takes -l >= 1 (grades below it are not relevant). Got {rel}.")
