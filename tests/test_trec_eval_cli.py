@@ -130,7 +130,9 @@ def test_printed_names_map_to_canonical_measures():
         ("P.5,5", "repeat"),
         ("P.x", "whole numbers"),
         ("map.5", "takes no parameters"),
-        ("ndcg.1=3", "per-grade gains"),
+        ("G.1=3", "per-grade gains"),
+        ("ndcg.1=0.5,2=1.2", "less than 1 apart"),
+        ("ndcg.12=3", "grades 0 to 9"),
         ("11pt_avg..25,.5", "custom recall levels"),
         ("utility.1,2", "4 coefficients"),
         ("rbp.q=3", "reads only p="),
@@ -188,6 +190,8 @@ def test_parameter_forms_name_their_measures():
         "unj_7": "Unjudged@7",
         "ndcg_cut_23": "nDCG@23",  # C's atol, as trec_eval
     }
+    [ndcg] = te.expand_requests(["ndcg.1=3,2=9,x=5"])  # a name that is not a grade: ignored, as trec_eval
+    assert (ndcg.name, str(ndcg.measure)) == ("ndcg_1=3,2=9,x=5", "GainNDCG(g1=3.0,g2=9.0)")
 
 
 def test_relstring_and_empty_rankings(capsys, tmp_path):

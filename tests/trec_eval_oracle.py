@@ -39,6 +39,7 @@ PARAM_FORMS = (
     "-q", "-N", "100", "-m", "utility.2,-1,0,1", "-m", "set_F.0.5", "-m", "rbp.p=0.8", "-m", "rbp_resid.p=0.5",
     "-m", "relstring.20", "-m", "ndcg_cut.10,20,23.4", "-m", "iprec_at_recall..10,.25",
     "-m", "Rprec_mult.5.0,0.2,0.35", "-m", "P.5,7,3", "-m", "unj.3,30", "-m", "success.2,5,20",
+    "-m", "ndcg.1=3,2=9,4=4.5",
 )  # fmt: skip
 
 

@@ -28,7 +28,14 @@ from typing import Any
 
 import numpy as np
 
-from rankgate.compat.trec_eval_requests import NICKNAMES, RBP_NOTE, TREC_MEASURES, Printed, expand_requests
+from rankgate.compat.trec_eval_requests import (
+    NICKNAMES,
+    RBP_NOTE,
+    TREC_MEASURES,
+    Printed,
+    check_gain_order,
+    expand_requests,
+)
 from rankgate.core.columns import take_rows
 from rankgate.core.qrels import Qrels
 from rankgate.core.run import Run
@@ -142,6 +149,9 @@ def trec_eval(
         raise MeasureError(f"rankgate's trec_eval takes -l >= 1 (grades below it are not relevant). Got {rel}.")
     settings = Settings(queries="intersection", rel=rel, judged_only=judged_only)
     session = Session.open(str(qrels), wanted, settings=settings)
+    for m in wanted:
+        if m.name == "GainNDCG":
+            check_gain_order(m, int(session.qrels.grades.max(initial=0)))
     ranked = read_run(run)
     if max_per_topic is not None:
         ranked = _truncated(ranked, max_per_topic)

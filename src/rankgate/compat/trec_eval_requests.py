@@ -13,6 +13,7 @@ and the canonical rankgate measure that computes it.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Iterable
@@ -217,6 +218,8 @@ def _with_params(name: str, given: str | None, docs: int) -> Measure:
         if not 0.0 <= pairs.get("p", 0.9) <= 1.0:
             raise MeasureError(f"The p of trec_eval's {name!r} must be between 0 and 1. Got {name}.{given}.")
         return Measure.make(_FAMILY_OF[name], p=pairs.get("p", 0.9))
+    if name == "ndcg" and given is not None:
+        return _gain_ndcg(given)
     if name in _GAIN_MEASURES or name == "11pt_avg":
         what = "per-grade gains (level=gain)" if name in _GAIN_MEASURES else "custom recall levels"
         raise MeasureError(
@@ -236,6 +239,38 @@ def _with_params(name: str, given: str | None, docs: int) -> Measure:
     if numbers[0] < 0:  # set_F
         raise MeasureError(f"The beta of trec_eval's set_F must be >= 0. Got set_F.{given}.")
     return Measure.make("SetF", beta=numbers[0])
+
+
+def _gain_ndcg(given: str) -> Measure:
+    """``ndcg.1=3,2=9``: rankgate's GainNDCG. As trec_eval, a name that is not a whole number is ignored."""
+    gains: dict[str, float] = {}
+    for key, value in _pairs("ndcg", given).items():
+        if not re.fullmatch(r"[+-]?\d+", key):
+            continue
+        level = int(key)
+        if not 0 <= level <= 9 or f"g{level}" in gains:
+            raise MeasureError(f"rankgate's trec_eval reads ndcg gains for grades 0 to 9, each once. Got ndcg.{given}.")
+        gains[f"g{level}"] = value
+    return Measure.make("GainNDCG", None, **gains)
+
+
+def check_gain_order(measure: Measure, max_grade: int) -> None:
+    """Refuse gains that trec_eval's sort would put out of order.
+
+    trec_eval sorts the gain levels with ``(int)(g1 - g2)`` as comparison: two different gains
+    less than 1 apart compare equal, and its ideal ranking then depends on the order the gains
+    were written in and on the C library's sort (it can even leave a positive gain out).
+    """
+    table = [float(measure.get(f"g{level}")) for level in range(10)] + [float(g) for g in range(10, max_grade + 1)]
+    values = sorted(set(table[: max_grade + 1]))
+    close = [(a, b) for a, b in itertools.pairwise(values) if b - a < 1]
+    if close:
+        a, b = close[0]
+        raise MeasureError(
+            f"trec_eval's ndcg compares gains by their whole-number difference, so gains {a:g} and {b:g} "
+            f"(less than 1 apart) make its ideal ranking depend on the order written and on the C library "
+            f"(request {measure}); rankgate refuses rather than guess. Use gains at least 1 apart."
+        )
 
 
 def _leading_int(name: str, text: str) -> int:

@@ -253,3 +253,15 @@ _spec(
     bounds=(0.0, math.inf), aggregate="sum", trec_eval="num_q",
     aliases=(Alias("num_q", "trec_eval", ("num_q",)),), examples=("NumQ",),
 )  # fmt: skip
+_spec(
+    "GainNDCG", (GK, "gain_ndcg"), "gain_ndcg",
+    summary="nDCG with a gain for each grade (trec_eval's ndcg.level=gain,...)",
+    definition=(
+        "DCG = sum over retrieved docs at 0-based rank i of gain / log2(i + 2), gain = g<grade> for grades "
+        "0..9, the grade itself above 9, 0 when unjudged or negative; divided by the DCG of the query's "
+        "judged docs of positive gain, highest gain first; 0 when that is 0. With the default gains it is nDCG"
+    ),
+    params=tuple(_number(f"g{level}", float(level), f"gain of grade {level}", -math.inf) for level in range(10)),
+    bounds=(-math.inf, math.inf), trec_eval="ndcg.level=gain,... (ndcg.1=3,2=9)",
+    examples=("GainNDCG(g1=3.0,g2=9.0)",),
+)  # fmt: skip

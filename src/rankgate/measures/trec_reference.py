@@ -215,3 +215,14 @@ def graded_rbp(ranking, judgments, m, max_grade):  # type: ignore[no-untyped-def
             total += gain * weight
         weight *= p
     return (1 - p) * total
+
+
+def gain_ndcg(ranking, judgments, m, max_grade):  # type: ignore[no-untyped-def]
+    def gain(g: int) -> float:
+        return float(m.get(f"g{g}")) if g < 10 else float(g)
+
+    grades = _grades(ranking, judgments)
+    dcg = sum(gain(g) / math.log2(i + 2) for i, g in enumerate(grades) if g is not None and g >= 0 and gain(g))
+    ideal = sorted((gain(g) for g in judgments.values() if g >= 0 and gain(g) > 0), reverse=True)
+    idcg = sum(x / math.log2(i + 2) for i, x in enumerate(ideal))
+    return dcg / idcg if idcg > 0 else 0.0
