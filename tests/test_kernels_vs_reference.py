@@ -19,6 +19,8 @@ MEASURES = [
     "BinG", "G", "nDCGRel", "RnDCG", "RnDCG(rel=2)", "RelP@5", "RelP(rel=2)@3", "SetP", "SetRelP", "SetR",
     "SetAP(rel=2)", "SetF", "SetF(beta=0.25)", "NumNonrelJudgedRet", "NumNonrelJudgedRet@5", "Unjudged@5",
     "Unjudged@20", "RBPResid", "NumQ",
+    "RBPResid(p=0.8)", "GradedRBP", "GradedRBP(p=0.5)", "GainNDCG", "GainNDCG(g1=3.0,g2=9.0)",
+    "GainNDCG(g0=2.0,g1=-1.0,g3=7.5)",
 ]  # fmt: skip
 
 

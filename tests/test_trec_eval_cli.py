@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from rankgate.compat import trec_eval as te
+from rankgate.compat import trec_eval_requests as requests_module
 from rankgate.errors import MeasureError
 from tests.cli_support import invoke
 
@@ -129,8 +130,16 @@ def test_printed_names_map_to_canonical_measures():
         ("P.5,5", "repeat"),
         ("P.x", "whole numbers"),
         ("map.5", "takes no parameters"),
-        ("relstring", "rankgate does not compute it"),
-        ("ndcg.1=3", "does not take parameters"),
+        ("G.1=3", "per-grade gains"),
+        ("ndcg.1=0.5,2=1.2", "less than 1 apart"),
+        ("ndcg.12=3", "grades 0 to 9"),
+        ("11pt_avg..25,.5", "custom recall levels"),
+        ("utility.1,2", "4 coefficients"),
+        ("rbp.q=3", "reads only p="),
+        ("rbp.p=2", "between 0 and 1"),
+        ("rbp_resid.p", "name=value"),
+        ("set_F.x", "must be numbers"),
+        ("yaap", "not available in rankgate"),
     ],
 )
 def test_bad_requests_exit_2(capsys, files, request_, words):
@@ -143,7 +152,7 @@ def test_missing_rankgate_measure_is_named(monkeypatch):
     def refuse(name):
         raise MeasureError(f"Unknown measure {name!r}.")
 
-    monkeypatch.setattr(te, "parse_measure", refuse)
+    monkeypatch.setattr(requests_module, "parse_measure", refuse)
     with pytest.raises(MeasureError, match=r"trec_eval's 'map' .* is not available in rankgate"):
         te.expand_requests(["map"])
 
@@ -161,17 +170,49 @@ def test_level_zero_is_refused(capsys, files):
     assert code == 2 and "-l >= 1" in err
 
 
-def _all_trec_missing() -> str:
-    try:
-        te.expand_requests(["all_trec"])
-    except MeasureError as e:
-        return str(e)
-    return ""
-
-
-@pytest.mark.skipif(bool(_all_trec_missing()), reason=f"all_trec incomplete: {_all_trec_missing()[:200]}")
 def test_all_trec_runs(capsys, files):
     code, out, err = invoke(capsys, "trec_eval", "-q", "-c", "-m", "all_trec", *files)
     assert code == 0, err
     names = {line.split("\t")[0].rstrip() for line in out.splitlines()}
-    assert {"runid", "num_q", "gm_map", "P_5", "set_F", "num_nonrel_judged_ret"} <= names
+    assert {"runid", "num_q", "gm_map", "P_5", "set_F", "num_nonrel_judged_ret", "relstring", "unj_5", "rbp"} <= names
+    assert "uninitialised" in err  # trec_eval's rbp: the note, never a silent number
+
+
+def test_parameter_forms_name_their_measures():
+    got = {str(p.name): str(p.measure) for p in te.expand_requests(
+        ["utility.3,-2,0,1", "set_F.0.25", "rbp.p=0.8", "rbp_resid", "unj.7", "ndcg_cut.23.4"], docs_in_collection=9
+    )}  # fmt: skip
+    assert got == {
+        "utility_3,-2,0,1": "Utility(a=3.0,b=-2.0,d=1.0,num_docs=9)",
+        "set_F_0.25": "SetF(beta=0.25)",
+        "rbp_p=0.8": "GradedRBP(p=0.8)",
+        "rbp_resid": "RBPResid",
+        "unj_7": "Unjudged@7",
+        "ndcg_cut_23": "nDCG@23",  # C's atol, as trec_eval
+    }
+    [ndcg] = te.expand_requests(["ndcg.1=3,2=9,x=5"])  # a name that is not a grade: ignored, as trec_eval
+    assert (ndcg.name, str(ndcg.measure)) == ("ndcg_1=3,2=9,x=5", "GainNDCG(g1=3.0,g2=9.0)")
+
+
+def test_relstring_and_empty_rankings(capsys, tmp_path):
+    q, r = tmp_path / "q", tmp_path / "r"
+    q.write_text("q1 0 a 12\nq1 0 b -1\nq1 0 c 0\nq2 0 a 1\nq3 0 x 1\n")
+    r.write_text("q1 Q0 a 1 9 t\nq1 Q0 b 2 8 t\nq1 Q0 z 3 7 t\nq1 Q0 c 4 6 t\nq2 Q0 z 1 1 t\n")
+    code, out, _ = invoke(capsys, "trec_eval", "-q", "-c", "-J", "-m", "relstring.3", "-m", "11pt_avg", str(q), str(r))
+    assert code == 0
+    assert out.splitlines() == [
+        "relstring_3           \tq1\t'>0'",  # grade 12 prints '>'; -J drops b (negative) and z (not judged)
+        "11pt_avg              \tq1\t1.0000",
+        "relstring_3           \tq2\t''",  # -J left q2 nothing: trec_eval's 0/0 below
+        "11pt_avg              \tq2\t  -nan",
+        "relstring_3           \tq3\t''",  # missing from the run (-c): trec_eval's stand-in doc, dropped by -J
+        "11pt_avg              \tq3\t  -nan",
+        "11pt_avg              \tall\t  -nan",
+    ]
+
+
+def test_max_zero_is_refused_and_text_only_requests_run(capsys, files):
+    code, _, err = invoke(capsys, "trec_eval", "-M0", "-c", "-m", "official", *files)
+    assert code == 2 and "-M >= 1" in err  # trec_eval's empty rankings: refused, not approximated
+    code, out, _ = invoke(capsys, "trec_eval", "-m", "runid", "-m", "relstring", *files)
+    assert code == 0 and out.startswith("runid ") and len(out.splitlines()) == 1  # relstring: per query only

@@ -111,3 +111,29 @@ def test_trec_eval_test_folder(capsys, name, args, qrels, results, expected):
     code, out, err = _rankgate(capsys, args, folder / qrels, folder / results)
     assert code == 0, err
     assert out.encode() == (folder / expected).read_bytes()
+
+
+# The comment grammar of trec_eval's test/qrels.comment.test and test/results.comment.test (whose
+# stored copies are cut short), on inputs of our own: '#' lines anywhere, tab-separated results,
+# padded scores. (A '#' inside a docno, which that qrels file also has, crashes trec_eval
+# 10.0-rc2's results reader: its line count stops at the '#', so there is nothing to compare.)
+COMMENT_QRELS = "# a comment\n301 0 CR93E-10279 0\n# another\n301 0 CR93E-1282 1\n301 0 CR93E-1860 1\n302 0 X-1 2\n"
+COMMENT_RUN = (
+    "# a run\n# with comments\n301\tQ0\tCR93E-1282\t1\t  2.129133\tSTANDARD\n"
+    "301\tQ0\tCR93E-1860\t2\t  1.724760\tSTANDARD\n# mid\n301\tQ0\tZZ\t3\t  1.0\tSTANDARD\n"
+    "302\tQ0\tX-1\t1\t  3.0\tSTANDARD\n"
+)
+
+
+@pytest.mark.parametrize("args", [(), ("-q", "-c", "-m", "all_trec")], ids=["official", "all_trec-qc"])
+def test_comment_lines_against_the_binary(tmp_path, capsys, args):
+    path = binary()
+    if path is None:
+        pytest.skip("no trec_eval binary: set RANKGATE_TREC_EVAL to its path")
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text(COMMENT_QRELS)
+    run.write_text(COMMENT_RUN)
+    rc, expected = run_binary(path, args, qrels, run)
+    code, out, err = _rankgate(capsys, args, qrels, run)
+    assert (code, rc) == (0, 0), err
+    assert out.encode() == expected

@@ -76,6 +76,11 @@ HAND = {
     "BinG": (1 / math.log2(2) + 1 / math.log2(3)) / 3,  # c has one non-relevant doc (b) above it
     # unjudged: b (non-pool, rank 1), d (rank 3), e (rank 4): 0.9^5 + 0.1 * (0.9 + 0.9^3 + 0.9^4)
     "RBPResid": 0.9**5 + 0.1 * (0.9 + 0.9**3 + 0.9**4),
+    "RBPResid(p=0.8)": 0.8**5 + 0.2 * (0.8 + 0.8**3 + 0.8**4),
+    # trec_eval rbp: the highest grade is 2, so gains are a = 1/2 (rank 0) and c = 2/2 (rank 2)
+    "GradedRBP": 0.1 * (0.5 + 1.0 * 0.9**2), "GradedRBP(p=0.5)": 0.5 * (0.5 + 1.0 * 0.5**2),
+    # gains a=3 (rank 0), c=9 (rank 2); ideal 9 (c), 3 (a), 3 (f)
+    "GainNDCG(g1=3.0,g2=9.0)": (3 + 9 / 2) / (9 + 3 / math.log2(3) + 3 / 2),
 }  # fmt: skip
 
 

@@ -32,6 +32,15 @@ MEASURES = (
     "P", "recall.1,3,10", "ndcg_cut.3,10", "map_cut", "success", "ndcg",
 )  # fmt: skip
 NICKNAMES = ("official", "all_trec", "set")
+# all_trec on every seed under these options; official and set on seed 1 with -q -c
+ALL_TREC_OPTIONS = ("qc", "qcl2", "qJ", "qcJM3", "summary")
+# trec_eval's parameter forms rankgate reads (utility's d term uses -N)
+PARAM_FORMS = (
+    "-q", "-N", "100", "-m", "utility.2,-1,0,1", "-m", "set_F.0.5", "-m", "rbp.p=0.8", "-m", "rbp_resid.p=0.5",
+    "-m", "relstring.20", "-m", "ndcg_cut.10,20,23.4", "-m", "iprec_at_recall..10,.25",
+    "-m", "Rprec_mult.5.0,0.2,0.35", "-m", "P.5,7,3", "-m", "unj.3,30", "-m", "success.2,5,20",
+    "-m", "ndcg.1=3,2=9,4=4.5",
+)  # fmt: skip
 
 
 def binary() -> str | None:
@@ -67,7 +76,12 @@ def cases() -> list[tuple[str, int, tuple[str, ...]]]:
     """(case id, seed, argument list before the two files)."""
     measure_args = tuple(a for m in MEASURES for a in ("-m", m))
     out = [(f"s{seed}-{name}", seed, (*opts, *measure_args)) for seed in SEEDS for name, opts in OPTIONS]
-    out += [(f"s1-{nick}", 1, ("-q", "-c", "-m", nick)) for nick in NICKNAMES]
+    by_name = dict(OPTIONS)
+    out += [
+        (f"s{seed}-all_trec-{o}", seed, (*by_name[o], "-m", "all_trec")) for seed in SEEDS for o in ALL_TREC_OPTIONS
+    ]
+    out += [(f"s1-{nick}", 1, ("-q", "-c", "-m", nick)) for nick in NICKNAMES if nick != "all_trec"]
+    out += [(f"s{seed}-params", seed, PARAM_FORMS) for seed in SEEDS]
     return out
 
 

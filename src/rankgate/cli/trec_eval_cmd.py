@@ -34,7 +34,12 @@ import click
     "-M", "--Max_retrieved_per_topic", "max_per_topic", type=int, metavar="N", help="Keep each query's top N."
 )
 @click.option(
-    "-N", "--Number_docs_in_coll", "docs_in_collection", type=int, metavar="N", help="Documents in the collection."
+    "-N",
+    "--Number_docs_in_coll",
+    "docs_in_collection",
+    type=int,
+    metavar="N",
+    help="Documents in the collection (utility's d term).",
 )
 def trec_eval_command(
     qrels: str,
@@ -74,4 +79,6 @@ def trec_eval_command(
         max_per_topic=max_per_topic,
         docs_in_collection=docs_in_collection,
     )
+    for note in report.notes:
+        click.echo(f"rankgate: {note}", err=True)
     click.echo(trec_eval_text(report), nl=False)

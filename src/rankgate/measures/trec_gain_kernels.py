@@ -1,4 +1,4 @@
-"""Vectorized kernels of trec_eval's gain families: G, ndcg_rel and Rndcg.
+"""Vectorized kernels of trec_eval's gain families: G, ndcg_rel, Rndcg, rbp and ndcg with its own gains.
 
 The gain of a document is its grade (trec_eval's default gains); unjudged and negative grades
 gain 0. The *ideal* ranking lists the query's judged documents of positive gain by gain,
@@ -131,3 +131,42 @@ def r_ndcg(b: RankedBlock, m: Measure) -> np.ndarray:
     count = count + extra
     has_rel = b.num_rel(m.get("rel")) > 0
     return np.where(has_rel, _safe_div(total, count), 0.0)
+
+
+def graded_rbp(b: RankedBlock, m: Measure) -> np.ndarray:
+    """trec_eval rbp: (1 - p) * sum of p^i * gain, gains scaled to [0, 1] when a grade exceeds 1."""
+    p = float(m.get("p"))
+    top = np.zeros(b.n_queries, dtype=np.float64)
+    np.maximum.at(top, b.qrel_query, np.maximum(b.qrel_grade, 0).astype(np.float64))
+    scale = np.where(top > 1.0, top, 1.0)
+    gain = _gains(b) / scale[b.row_query]
+    weight = np.power(p, b.rank.astype(np.float64))
+    return (1.0 - p) * b.per_query_sum(np.where(gain != 0, gain * weight, 0.0))
+
+
+GAIN_LEVELS = 10  # GainNDCG's parameters g0 .. g9; a higher grade gains its own value
+
+
+def gain_table(m: Measure, max_grade: int) -> np.ndarray:
+    """Each grade's gain (index: grade) for GainNDCG: ``g0`` .. ``g9``, then the grade itself."""
+    table = np.arange(max(GAIN_LEVELS, max_grade + 1), dtype=np.float64)
+    for level in range(GAIN_LEVELS):
+        table[level] = float(m.get(f"g{level}"))
+    return table
+
+
+def gain_ndcg(b: RankedBlock, m: Measure) -> np.ndarray:
+    """trec_eval ndcg with per-grade gains: DCG of the gains over the DCG of the positive gains, highest first."""
+    top = int(max(b.qrel_grade.max(initial=0), b.grade.max(initial=0)))
+    table = gain_table(m, top)
+    gain = np.where(b.judged & (b.grade >= 0), table[np.maximum(b.grade, 0)], 0.0)
+    dcg = b.per_query_sum(np.where(gain != 0, gain / np.log2(b.rank + 2.0), 0.0))
+    judged = b.qrel_grade >= 0
+    ideal_gain, ideal_query = table[b.qrel_grade[judged]], b.qrel_query[judged]
+    positive = ideal_gain > 0
+    ideal_gain, ideal_query = ideal_gain[positive], ideal_query[positive]
+    order = np.lexsort((-ideal_gain, ideal_query))
+    ideal_gain, ideal_query = ideal_gain[order], ideal_query[order]
+    position = positions_in_group(group_offsets(ideal_query, b.n_queries))
+    idcg = np.bincount(ideal_query, weights=ideal_gain / np.log2(position + 2.0), minlength=b.n_queries)
+    return _safe_div(dcg, idcg)

@@ -16,7 +16,6 @@ from rankgate.measures.block import RankedBlock
 from rankgate.measures.registry import Measure
 
 INFAP_EPSILON = 0.00001  # trec_eval's smoothing constant of infAP
-RBP_RESID_P = 0.9  # trec_eval's fixed persistence of rbp_resid
 IPREC_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)  # 11pt_avg's recall levels
 
 
@@ -169,7 +168,7 @@ def binary_g(b: RankedBlock, m: Measure) -> np.ndarray:
 
 
 def rbp_residual(b: RankedBlock, m: Measure) -> np.ndarray:
-    p = RBP_RESID_P
+    p = float(m.get("p"))
     known = _judged_nonneg(b)
     n_known = b.per_query_sum(known)
     depth = b.depth.astype(np.float64)

@@ -224,15 +224,27 @@ _spec(
     aliases=(Alias("unj", "trec_eval", ("unj_10", "unj"), default_cutoffs=UNJ_CUTOFFS),),
     examples=("Unjudged@10",),
 )  # fmt: skip
+_PERSISTENCE = _number("p", 0.9, "persistence: the chance of reading on (trec_eval's default 0.9)", 0.0, 1.0)
 _spec(
     "RBPResid", (TK, "rbp_residual"), "rbp_residual",
-    summary="Rank-biased precision residual (p = 0.9): RBP weight left to unjudged docs",
+    summary="Rank-biased precision residual: RBP weight left to unjudged docs",
     definition=(
-        "0.9^ret + 0.1 * sum over non-pool or negative-grade docs at 0-based rank i of 0.9^i; "
+        "p^ret + (1 - p) * sum over non-pool or negative-grade docs at 0-based rank i of p^i; "
         "0 when every retrieved doc is judged (trec_eval's rule)"
     ),
-    higher_is_better=False, trec_eval="rbp_resid",
-    aliases=(Alias("rbp_resid", "trec_eval", ("rbp_resid",)),), examples=("RBPResid",),
+    params=(_PERSISTENCE,), higher_is_better=False, trec_eval="rbp_resid (rbp_resid.p=x)",
+    aliases=(Alias("rbp_resid", "trec_eval", ("rbp_resid",)),), examples=("RBPResid", "RBPResid(p=0.8)"),
+)  # fmt: skip
+_spec(
+    "GradedRBP", (GK, "graded_rbp"), "graded_rbp",
+    summary="trec_eval's rbp: rank-biased precision of graded gains scaled to [0, 1]",
+    definition=(
+        "(1 - p) * sum over retrieved docs at 0-based rank i of p^i * gain, gain = grade / G when the "
+        "query's highest judged grade G exceeds 1, else the grade (0 when unjudged or negative). Ignores "
+        "'rel'. Not ranx's `rbp` (RBP)"
+    ),
+    params=(_PERSISTENCE,), trec_eval="rbp (rbp.p=x; see docs/semantics.md)",
+    examples=("GradedRBP", "GradedRBP(p=0.8)"),
 )  # fmt: skip
 _spec(
     "NumQ", (TK, "num_q"), "num_q",
@@ -240,4 +252,16 @@ _spec(
     definition="1 per evaluated query",
     bounds=(0.0, math.inf), aggregate="sum", trec_eval="num_q",
     aliases=(Alias("num_q", "trec_eval", ("num_q",)),), examples=("NumQ",),
+)  # fmt: skip
+_spec(
+    "GainNDCG", (GK, "gain_ndcg"), "gain_ndcg",
+    summary="nDCG with a gain for each grade (trec_eval's ndcg.level=gain,...)",
+    definition=(
+        "DCG = sum over retrieved docs at 0-based rank i of gain / log2(i + 2), gain = g<grade> for grades "
+        "0..9, the grade itself above 9, 0 when unjudged or negative; divided by the DCG of the query's "
+        "judged docs of positive gain, highest gain first; 0 when that is 0. With the default gains it is nDCG"
+    ),
+    params=tuple(_number(f"g{level}", float(level), f"gain of grade {level}", -math.inf) for level in range(10)),
+    bounds=(-math.inf, math.inf), trec_eval="ndcg.level=gain,... (ndcg.1=3,2=9)",
+    examples=("GainNDCG(g1=3.0,g2=9.0)",),
 )  # fmt: skip

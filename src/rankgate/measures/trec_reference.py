@@ -13,7 +13,6 @@ import math
 from collections.abc import Mapping, Sequence
 
 INFAP_EPSILON = 0.00001
-RBP_RESID_P = 0.9
 IPREC_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 
@@ -149,7 +148,7 @@ def binary_g(ranking, judgments, m, max_grade):  # type: ignore[no-untyped-def]
 
 
 def rbp_residual(ranking, judgments, m, max_grade):  # type: ignore[no-untyped-def]
-    p = RBP_RESID_P
+    p = m.get("p")
     weights = [p**i for i, g in enumerate(_grades(ranking, judgments)) if g is None or g < 0]
     return p ** len(ranking) + (1 - p) * sum(weights) if weights else 0.0
 
@@ -204,3 +203,26 @@ def r_ndcg(ranking, judgments, m, max_grade):  # type: ignore[no-untyped-def]
     if len(gains) >= len(ideal) + 2:  # trec_eval's loop adds the full nDCG only then
         points.append(dcg[-1] / idcg[-1])
     return sum(points) / len(points)
+
+
+def graded_rbp(ranking, judgments, m, max_grade):  # type: ignore[no-untyped-def]
+    p = m.get("p")
+    top = max([g for g in judgments.values() if g >= 0], default=0)
+    total, weight = 0.0, 1.0
+    for g in _grades(ranking, judgments):
+        gain = _gain(g) / top if top > 1 else _gain(g)
+        if gain:
+            total += gain * weight
+        weight *= p
+    return (1 - p) * total
+
+
+def gain_ndcg(ranking, judgments, m, max_grade):  # type: ignore[no-untyped-def]
+    def gain(g: int) -> float:
+        return float(m.get(f"g{g}")) if g < 10 else float(g)
+
+    grades = _grades(ranking, judgments)
+    dcg = sum(gain(g) / math.log2(i + 2) for i, g in enumerate(grades) if g is not None and g >= 0 and gain(g))
+    ideal = sorted((gain(g) for g in judgments.values() if g >= 0 and gain(g) > 0), reverse=True)
+    idcg = sum(x / math.log2(i + 2) for i, x in enumerate(ideal))
+    return dcg / idcg if idcg > 0 else 0.0

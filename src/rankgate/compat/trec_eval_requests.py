@@ -1,0 +1,326 @@
+"""trec_eval's ``-m`` requests: its measure table, its nicknames, its parameter rules.
+
+A request ``name[.params]`` names a trec_eval measure or a nickname (``official``, ``all_trec``,
+``set``). `expand_requests` turns the requests into the measures trec_eval prints, in its table
+order, each with the name trec_eval prints (``P_5``, ``iprec_at_recall_0.10``, ``utility_2,-1,0,0``)
+and the canonical rankgate measure that computes it.
+
+>>> [p.name for p in expand_requests(["P.10,5", "map"])]
+['map', 'P_5', 'P_10']
+>>> [str(p.measure) for p in expand_requests(["utility.2,-1,0,1", "set_F.0.5"], docs_in_collection=100)]
+['Utility(a=2.0,d=1.0,num_docs=100)', 'SetF(beta=0.5)']
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from rankgate.errors import MeasureError
+from rankgate.measures.parse import parse_measure
+from rankgate.measures.registry import Measure
+
+Kind = Literal["runid", "num_q", "long", "float", "long_cuts", "double_cuts", "float_params", "pair_params", "string"]
+
+_DEFAULT_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+
+
+@dataclass(frozen=True)
+class TrecMeasure:
+    """One of trec_eval's measures (a row of its measure table).
+
+    Attributes:
+        name: trec_eval's name, e.g. ``P``.
+        kind: how its parameters read and its values print: ``long`` values print as integers,
+            ``long_cuts`` / ``double_cuts`` are one value per cutoff (``P_5``,
+            ``iprec_at_recall_0.10``), ``float_params`` / ``pair_params`` are one value whose
+            printed name carries the parameters when given (``set_F_0.5``), ``string`` is
+            ``relstring``'s text per query.
+        defaults: the cutoffs used when the request gives none.
+        per_query: whether ``-q`` prints it for each query (``gm_map`` is a summary only).
+    """
+
+    name: str
+    kind: Kind
+    defaults: tuple[float, ...] = ()
+    per_query: bool = True
+
+
+def _m(name: str, kind: Kind, defaults: tuple[float, ...] = (), per_query: bool = True) -> TrecMeasure:
+    return TrecMeasure(name, kind, defaults, per_query)
+
+
+_TENTHS = tuple(i / 10 for i in range(11))
+_RPREC_MULT = tuple(i / 10 for i in range(2, 21, 2))
+
+# trec_eval 10's measure table, in its order (the order in which it computes and prints);
+# the prefs and qrels_jg measures, which read other input formats, are left out.
+TREC_MEASURES: tuple[TrecMeasure, ...] = (
+    _m("runid", "runid", per_query=False),
+    _m("num_q", "num_q", per_query=False),
+    _m("num_ret", "long"),
+    _m("num_rel", "long"),
+    _m("num_rel_ret", "long"),
+    _m("map", "float"),
+    _m("gm_map", "float", per_query=False),
+    _m("Rprec", "float"),
+    _m("bpref", "float"),
+    _m("recip_rank", "float"),
+    _m("iprec_at_recall", "double_cuts", _TENTHS),
+    _m("P", "long_cuts", _DEFAULT_CUTOFFS),
+    _m("relstring", "string", (10,)),
+    _m("recall", "long_cuts", _DEFAULT_CUTOFFS),
+    _m("infAP", "float"),
+    _m("gm_bpref", "float", per_query=False),
+    _m("Rprec_mult", "double_cuts", _RPREC_MULT),
+    _m("utility", "float_params"),
+    _m("11pt_avg", "float_params"),
+    _m("binG", "float"),
+    _m("G", "pair_params"),
+    _m("dcg", "pair_params"),
+    _m("ideal_dcg", "pair_params"),
+    _m("ndcg", "pair_params"),
+    _m("ndcg_rel", "pair_params"),
+    _m("Rndcg", "pair_params"),
+    _m("ndcg_cut", "long_cuts", _DEFAULT_CUTOFFS),
+    _m("map_cut", "long_cuts", _DEFAULT_CUTOFFS),
+    _m("relative_P", "long_cuts", _DEFAULT_CUTOFFS),
+    _m("success", "long_cuts", (1, 5, 10)),
+    _m("set_P", "float"),
+    _m("set_relative_P", "float"),
+    _m("set_recall", "float"),
+    _m("set_map", "float"),
+    _m("set_F", "float_params"),
+    _m("num_nonrel_judged_ret", "long"),
+    _m("yaap", "float"),
+    _m("rbp", "pair_params"),
+    _m("rbp_resid", "pair_params"),
+    _m("unj", "long_cuts", (5, 10, 20)),
+)
+_BY_NAME = {m.name: m for m in TREC_MEASURES}
+
+
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(text.split())
+
+
+# trec_eval 10's nicknames (measures.c); a nickname marks each of its measures.
+NICKNAMES: dict[str, tuple[str, ...]] = {
+    "official": _words("runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall P"),
+    "all_trec": _words(
+        "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall P relstring "
+        "recall unj rbp rbp_resid infAP gm_bpref utility 11pt_avg ndcg relative_P Rprec_mult success map_cut "
+        "ndcg_cut ndcg_rel Rndcg binG G set_P set_recall set_relative_P set_map set_F num_nonrel_judged_ret"
+    ),
+    "set": _words("runid num_q num_ret num_rel num_rel_ret utility set_P set_recall set_relative_P set_map set_F"),
+}
+
+# trec_eval's rbp is not the `rbp` rankgate reads elsewhere (ranx's binary RBP, p = 0.8)
+_FAMILY_OF = {"rbp": "GradedRBP", "rbp_resid": "RBPResid"}
+# trec_eval's words whose gains come from the qrels grades; per-grade gain parameters are refused
+_GAIN_MEASURES = ("G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg")
+RBP_NOTE = (
+    "note: trec_eval 10.0-rc2's rbp reads two uninitialised variables (m_rbp.c); rankgate prints the "
+    "value its default build (Makefile flags) prints for all_trec: grades scaled to [0, 1] by the query's "
+    "highest grade. Optimised builds and some -m combinations of trec_eval print other numbers "
+    "(docs/semantics.md)."
+)
+
+
+@dataclass(frozen=True)
+class Printed:
+    """One printed measure: trec_eval's name for it and the canonical measure that computes it.
+
+    ``measure`` is None for ``runid``, ``num_q`` and ``relstring`` (``length`` characters), which
+    `rankgate.compat.trec_eval` prints from the files.
+    """
+
+    name: str
+    source: TrecMeasure
+    measure: Measure | None = None
+    length: int = 0
+
+    @property
+    def integer(self) -> bool:
+        return self.source.kind in ("long", "num_q")
+
+
+def expand_requests(requests: Iterable[str], *, docs_in_collection: int = 0) -> list[Printed]:
+    """trec_eval's ``-m`` requests as printed measures, in trec_eval's order.
+
+    A request is ``name`` or ``name.params``; a nickname marks all its measures. As in trec_eval,
+    the first request of a measure that gives parameters sets them (``-m P.5 -m P.10`` is P_5
+    alone) and long cutoffs are sorted. ``docs_in_collection`` is ``-N`` (utility's ``d`` term).
+
+    Raises:
+        MeasureError: the name is not one of trec_eval's, its parameters are malformed, or
+            rankgate has no measure for it (the message names it).
+    """
+    marked: set[str] = set()
+    params: dict[str, str] = {}
+    for request in requests:
+        name, dot, given = str(request).partition(".")
+        if dot and not given:
+            raise MeasureError(f"trec_eval request {request!r} has a '.' but no parameters after it.")
+        if dot:
+            params.setdefault(name, given)
+        if name in NICKNAMES:
+            marked.update(NICKNAMES[name])
+        elif name in _BY_NAME:
+            marked.add(name)
+        else:
+            raise MeasureError(
+                f"{name!r} is not a trec_eval measure or nickname (request {request!r}); trec_eval's "
+                f"nicknames are {', '.join(NICKNAMES)}; `rankgate measures` lists rankgate's names."
+            )
+    out: list[Printed] = []
+    for m in TREC_MEASURES:
+        if m.name in marked:
+            out.extend(_printed(m, params.get(m.name), docs_in_collection))
+    return out
+
+
+def _printed(m: TrecMeasure, given: str | None, docs: int) -> list[Printed]:
+    if m.kind in ("runid", "num_q"):
+        return [Printed(m.name, m)]
+    if m.kind == "string":
+        length = int(m.defaults[0]) if given is None else max(_leading_int(m.name, given.split(",")[0]), 0)
+        return [Printed(m.name if given is None else f"{m.name}_{given}", m, length=length)]
+    if m.kind in ("long", "float"):
+        if given is not None:
+            raise MeasureError(f"trec_eval's {m.name!r} takes no parameters. Got {m.name}.{given}.")
+        return [Printed(m.name, m, _canonical(m.name, m.name))]
+    if m.kind == "long_cuts":
+        cuts = _long_cutoffs(m.name, given) if given is not None else [int(c) for c in m.defaults]
+        return [Printed(f"{m.name}_{k}", m, _canonical(f"{m.name}_{k}", m.name)) for k in cuts]
+    if m.kind == "double_cuts":
+        values = _double_cutoffs(m.name, given) if given is not None else list(m.defaults)
+        names = [f"{m.name}_{v:3.2f}" for v in values]
+        return [Printed(n, m, _canonical(n, m.name)) for n in names]
+    printed = m.name if given is None else f"{m.name}_{given}"
+    if given is None and m.name not in _FAMILY_OF:
+        return [Printed(printed, m, _canonical(m.name, m.name))]
+    return [Printed(printed, m, _with_params(m.name, given, docs))]
+
+
+def _with_params(name: str, given: str | None, docs: int) -> Measure:
+    """The canonical measure of ``name.given`` for trec_eval's parameter forms rankgate reads."""
+    if name in _FAMILY_OF:
+        pairs = _pairs(name, given) if given is not None else {}
+        if set(pairs) - {"p"}:
+            raise MeasureError(
+                f"rankgate's trec_eval reads only p= for {name!r} (its persistence); got {name}.{given}."
+            )
+        if not 0.0 <= pairs.get("p", 0.9) <= 1.0:
+            raise MeasureError(f"The p of trec_eval's {name!r} must be between 0 and 1. Got {name}.{given}.")
+        return Measure.make(_FAMILY_OF[name], p=pairs.get("p", 0.9))
+    if name == "ndcg" and given is not None:
+        return _gain_ndcg(given)
+    if name in _GAIN_MEASURES or name == "11pt_avg":
+        what = "per-grade gains (level=gain)" if name in _GAIN_MEASURES else "custom recall levels"
+        raise MeasureError(
+            f"rankgate's trec_eval does not read {what} for {name!r} yet (got {name}.{given}); the bare "
+            f"{name!r} (trec_eval's defaults) is read. See docs/semantics.md."
+        )
+    numbers = _floats(name, given or "")
+    if name == "utility":
+        if len(numbers) != 4:
+            raise MeasureError(
+                f"trec_eval's utility takes 4 coefficients a,b,c,d (trec_eval: 'improper number of "
+                f"coefficients'). Got utility.{given}."
+            )
+        a, b, c, d = numbers
+        extra = {"num_docs": docs} if d != 0 else {}
+        return Measure.make("Utility", a=a, b=b, c=c, d=d, **extra)
+    if numbers[0] < 0:  # set_F
+        raise MeasureError(f"The beta of trec_eval's set_F must be >= 0. Got set_F.{given}.")
+    return Measure.make("SetF", beta=numbers[0])
+
+
+def _gain_ndcg(given: str) -> Measure:
+    """``ndcg.1=3,2=9``: rankgate's GainNDCG. As trec_eval, a name that is not a whole number is ignored."""
+    gains: dict[str, float] = {}
+    for key, value in _pairs("ndcg", given).items():
+        if not re.fullmatch(r"[+-]?\d+", key):
+            continue
+        level = int(key)
+        if not 0 <= level <= 9 or f"g{level}" in gains:
+            raise MeasureError(f"rankgate's trec_eval reads ndcg gains for grades 0 to 9, each once. Got ndcg.{given}.")
+        gains[f"g{level}"] = value
+    return Measure.make("GainNDCG", None, **gains)
+
+
+def check_gain_order(measure: Measure, max_grade: int) -> None:
+    """Refuse gains that trec_eval's sort would put out of order.
+
+    trec_eval sorts the gain levels with ``(int)(g1 - g2)`` as comparison: two different gains
+    less than 1 apart compare equal, and its ideal ranking then depends on the order the gains
+    were written in and on the C library's sort (it can even leave a positive gain out).
+    """
+    table = [float(measure.get(f"g{level}")) for level in range(10)] + [float(g) for g in range(10, max_grade + 1)]
+    values = sorted(set(table[: max_grade + 1]))
+    close = [(a, b) for a, b in itertools.pairwise(values) if b - a < 1]
+    if close:
+        a, b = close[0]
+        raise MeasureError(
+            f"trec_eval's ndcg compares gains by their whole-number difference, so gains {a:g} and {b:g} "
+            f"(less than 1 apart) make its ideal ranking depend on the order written and on the C library "
+            f"(request {measure}); rankgate refuses rather than guess. Use gains at least 1 apart."
+        )
+
+
+def _leading_int(name: str, text: str) -> int:
+    """C's ``atol`` on a cutoff: the leading whole number (``23.4`` is 23)."""
+    found = re.match(r"\s*[+-]?\d+", text)
+    if not found:
+        raise MeasureError(f"The cutoffs of trec_eval's {name!r} must be whole numbers. Got {text!r}.")
+    return int(found.group())
+
+
+def _long_cutoffs(name: str, given: str) -> list[int]:
+    cuts = sorted(_leading_int(name, c) for c in given.split(","))
+    if cuts[0] <= 0:
+        raise MeasureError(f"The cutoffs of trec_eval's {name!r} must be > 0. Got {given!r}.")
+    if len(set(cuts)) != len(cuts):
+        raise MeasureError(f"The cutoffs of trec_eval's {name!r} repeat a value. Got {given!r}.")
+    return cuts
+
+
+def _floats(name: str, given: str) -> list[float]:
+    try:
+        values = [float(c) for c in given.split(",")]
+    except ValueError:
+        raise MeasureError(f"The parameters of trec_eval's {name!r} must be numbers. Got {given!r}.") from None
+    if not all(math.isfinite(v) for v in values):
+        raise MeasureError(f"The parameters of trec_eval's {name!r} must be finite numbers. Got {given!r}.")
+    return values
+
+
+def _double_cutoffs(name: str, given: str) -> list[float]:
+    values = sorted(_floats(name, given))
+    if len(set(values)) != len(values):
+        raise MeasureError(f"The cutoffs of trec_eval's {name!r} must be distinct finite numbers. Got {given!r}.")
+    return values
+
+
+def _pairs(name: str, given: str) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for item in given.split(","):
+        key, eq, value = item.partition("=")
+        if not eq or not key:
+            raise MeasureError(f"trec_eval's {name!r} takes name=value parameters. Got {name}.{given}.")
+        out[key] = _floats(name, value)[0]
+    return out
+
+
+def _canonical(printed: str, trec_name: str) -> Measure:
+    try:
+        return parse_measure(printed)
+    except MeasureError as e:
+        raise MeasureError(
+            f"trec_eval's {trec_name!r} (printed as {printed!r}) is not available in rankgate: {e}"
+        ) from None
