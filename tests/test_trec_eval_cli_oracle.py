@@ -18,14 +18,9 @@ from tests.trec_eval_oracle import binary, cases, run_binary, trec_eval_test_fol
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "trec_eval_cli"
 MISSING = "is not available in rankgate"
-# all_trec holds trec_eval 10.0-rc2's `rbp`, whose value rankgate does not reproduce yet
-# (being settled; the other all_trec measures match in tests/test_trec_eval_measures.py).
-NOT_YET = ("all_trec",)
 
 
 def _rankgate(capsys, args, qrels, run) -> tuple[int, str, str]:
-    if any(name in args for name in NOT_YET):
-        pytest.skip("all_trec: trec_eval's rbp is not reproduced yet")
     code, out, err = invoke(capsys, "trec_eval", *args, str(qrels), str(run))
     if code == 2 and MISSING in err:
         pytest.skip(err.strip()[:300])
