@@ -327,3 +327,25 @@ def test_demo_ends_by_saying_how_to_open_the_dashboard(capsys: pytest.CaptureFix
     code, out, _ = invoke(capsys, "demo", "--no-bench", "--no-report")
     assert code == 0
     assert "rankgate serve --store results.db" in " ".join(out.split())
+
+
+def test_figures_the_gate_stores_are_shown(tmp_path: Path) -> None:
+    # `rankgate gate --bench` records operational figures in the store's `figures` column
+    # (schema v2) under rankgate.gate.figures' names; the dashboard reads them from there.
+    from starlette.testclient import TestClient
+
+    import rankgate
+    from rankgate.dashboard.app import create_app
+    from rankgate.store.base import open_store
+    from tests.report_support import write_collection
+
+    (tmp_path / "c").mkdir()
+    files = write_collection(tmp_path / "c")
+    res = rankgate.evaluate(files["qrels"], files["base"], ["RR"])
+    store_path = tmp_path / "fig.db"
+    with open_store(store_path) as store:
+        store.add(res, name="a", figures={"latency_p95_ms": 8.5, "qps": 120.0, "index_mb": 3.25, "build_s": 1.5})
+    app = create_app(str(store_path))
+    with TestClient(app, raise_server_exceptions=False) as c:
+        (row,) = c.get("/api/overview").json()["evaluations"]
+    assert row["operational"] == {"latency_ms.p95": 8.5, "qps": 120.0, "index_mb": 3.25, "build_s": 1.5}

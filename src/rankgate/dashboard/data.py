@@ -39,7 +39,7 @@ SUMMARY_COLUMNS = (
     "labels",
     "provenance",
 )
-OPTIONAL_COLUMNS = ("operational", "ops")  # read when a newer schema has them
+OPTIONAL_COLUMNS = ("figures", "operational", "ops")  # read when the schema has them (figures: v2)
 MAX_LIMIT = 20_000
 
 

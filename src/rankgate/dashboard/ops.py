@@ -1,9 +1,11 @@
 """Operational figures of a stored result (latency, throughput, index size), read defensively.
 
-The store keeps quality figures for certain; operational ones arrive with newer stores and
-from ``bench``. Where they live is not fixed yet, so `operational` looks in every place they
-may be: a column or key ``operational`` (or ``ops``) of the stored row, the same keys inside
-``labels`` or ``provenance``, and then the plain keys themselves in those dicts. Anything that is
+Stores of schema version 2 keep them in the ``figures`` column (written by ``rankgate gate
+--bench`` with `rankgate.gate.figures`' names: ``latency_p95_ms``, ``qps``, ``index_mb``,
+``build_s``); older results recorded by ``bench`` carry them in their labels. `operational`
+looks in every place they may be: a column or key ``figures`` (or ``operational``, ``ops``) of
+the stored row, the same keys inside ``labels`` or ``provenance``, and then the plain keys
+themselves in those dicts. Anything that is
 not a finite number (or a string holding one) is ignored; nothing here raises.
 
 Canonical keys (the order they are shown in): `FIGURES`.
@@ -27,6 +29,8 @@ FIGURES: dict[str, tuple[str, str]] = {
     "latency_ms.p99": ("latency p99", "ms"),
     "qps": ("throughput", "queries/s"),
     "index_bytes": ("index size", "bytes"),
+    "index_mb": ("index size", "MB"),
+    "build_s": ("build time", "s"),
 }
 # Other spellings of the flat keys.
 ALIASES: dict[str, str] = {
@@ -41,7 +45,7 @@ ALIASES: dict[str, str] = {
     "index_size_bytes": "index_bytes",
     "index_size": "index_bytes",
 }
-CONTAINERS = ("operational", "ops")
+CONTAINERS = ("figures", "operational", "ops")
 
 
 def operational(row: Mapping[str, Any]) -> dict[str, float]:
