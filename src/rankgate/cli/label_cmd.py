@@ -127,6 +127,14 @@ def _floats(value: str | None, key: str) -> tuple[float, ...] | None:
 @click.option(
     "--temperature", type=click.FloatRange(min=0), default=0.0, show_default=True, help="Sampling temperature."
 )
+@click.option(
+    "--answer-format",
+    type=click.Choice(["json", "lenient"]),
+    default="json",
+    show_default=True,
+    help="json: one JSON object (or a bare grade); lenient: also 'grade: N' lines, a leading grade or Yes/No, "
+    "JSON inside prose. Part of the judge's identity: cached answers are never shared between formats.",
+)
 @click.option("--json-mode", is_flag=True, help='Ask for response_format {"type": "json_object"}.')
 @click.option("--max-doc-chars", type=click.IntRange(min=0), default=6000, show_default=True, help="0: no cut.")
 @click.option("--retry-failed", is_flag=True, help="Judge again pairs whose stored answers were unreadable.")
