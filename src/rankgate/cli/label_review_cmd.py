@@ -17,8 +17,34 @@ from rankgate.cli.options import emit, format_option, measure_option, output_fil
 @click.option("--size", type=click.IntRange(min=1), default=200, show_default=True, help="Pairs in the sample.")
 @click.option("--strata", type=click.Choice(["label", "query"]), default="label", show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--whole-queries", is_flag=True, help="For `eval --ppi`: --size queries drawn at random, with all their pairs."
+)
+@click.option(
+    "--target-width",
+    type=click.FloatRange(min=0, min_open=True),
+    help="With --whole-queries: draw as many queries as a 95%% PPI interval this wide needs (replaces --size).",
+)
+@click.option(
+    "--rectifier-sd",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1.0,
+    show_default=True,
+    help="Spread of (LLM - human) per query: 1.0 is the bound for a measure in [0, 1]; `eval --ppi` measures it.",
+)
 @click.option("-o", "--out", required=True, type=click.Path(dir_okay=False), help="CSV to write.")
-def sample_command(qrels: str, corpus: str, queries_path: str, size: int, strata: str, seed: int, out: str) -> None:
+def sample_command(
+    qrels: str,
+    corpus: str,
+    queries_path: str,
+    size: int,
+    strata: str,
+    seed: int,
+    whole_queries: bool,
+    target_width: float | None,
+    rectifier_sd: float,
+    out: str,
+) -> None:
     """Export a stratified sample of QRELS to CSV for human review, without the labels.
 
     Each label (or each query, --strata query) contributes the same number of pairs where it
@@ -28,15 +54,29 @@ def sample_command(qrels: str, corpus: str, queries_path: str, size: int, strata
     Examples:
       rankgate label sample llm.jsonl --corpus corpus.jsonl --queries queries.jsonl --size 200 -o review.csv
       rankgate label sample llm.txt --corpus corpus.jsonl --queries queries.jsonl --strata query -o review.csv
+      rankgate label sample llm.txt --corpus c.jsonl --queries q.jsonl --whole-queries --target-width 0.05 \
+        --rectifier-sd 0.3 -o review.csv
     """
     from collections import Counter
 
     from rankgate.io.readers import read_qrels
     from rankgate.label.collection import read_texts
+    from rankgate.label.ppi import required_labels, whole_query_sample
     from rankgate.label.review import stratified_sample, write_review_csv
 
     judged = read_qrels(qrels)
-    chosen = stratified_sample(judged, size, strata=strata, seed=seed)
+    if target_width is not None and not whole_queries:
+        raise click.UsageError("--target-width needs --whole-queries (PPI's units are queries)")
+    if target_width is not None:
+        size = required_labels(target_width, rectifier_sd=rectifier_sd) or size
+        click.echo(
+            f"a 95% PPI interval {target_width} wide needs about {size} human-judged queries "
+            f"(rectifier sd {rectifier_sd}; the LLM's own spread adds a little)"
+        )
+    if whole_queries:
+        chosen = whole_query_sample(judged, size, seed=seed)
+    else:
+        chosen = stratified_sample(judged, size, strata=strata, seed=seed)
     n = write_review_csv(chosen, read_texts(queries_path, what="query"), read_texts(corpus), out)
     by_label = Counter(label for _, _, label in chosen)
     spread = ", ".join(f"{k}: {v}" for k, v in sorted(by_label.items()))
