@@ -78,3 +78,21 @@ def test_relevant_only_reference_with_unjudged_as_zero():
     row = filled["pairwise"][0]
     # 4 units: ref 1,0,0,0; llm 1,0,0,1 -> po = 3/4, pe = (1/4)(2/4) + (3/4)(2/4) = 1/2, kappa = 0.5
     assert row["units"] == 4 and row["agreement"] == 0.75 and row["kappa"]["unweighted"]["value"] == 0.5
+
+
+def test_agreement_cli_three_raters_and_unjudged_as(capsys, tmp_path):
+    import json
+
+    from tests.cli_support import invoke
+
+    paths = []
+    for name, lines in (("a", "q 0 d1 1\nq 0 d2 0\nq 0 d3 1\n"), ("b", "q 0 d1 1\nq 0 d2 0\nq 0 d3 0\n"), ("c", "q 0 d1 1\n")):
+        (tmp_path / f"{name}.txt").write_text(lines)
+        paths.append(str(tmp_path / f"{name}.txt"))
+    code, out, err = invoke(capsys, "label", "agreement", *paths, "--unjudged-as", "0", "--format", "json")
+    assert code == 0, err
+    body = json.loads(out)
+    assert body["units"] == 3 and body["fleiss_kappa"]["units"] == 3  # c's missing pairs count as 0
+    code, out, err = invoke(capsys, "label", "agreement", *paths, "--bootstrap", "50")
+    assert code == 0, err
+    assert "Fleiss' kappa" in out and "Krippendorff's alpha (ordinal)" in out and "Cohen's kappa" in out

@@ -181,3 +181,19 @@ def multi_rater_agreement(
     flat = coincide.reshape(len(pu), v * v)
     out["krippendorff_alpha"] = {level: _with_ci(flat, _krippendorff(values, level), **opts) for level in ("nominal", "ordinal")}
     return out
+
+
+def fill_unjudged(raters: Sequence[Qrels], value: int) -> list[Qrels]:
+    """Each rater's judgments plus ``value`` on every pair another rater judged and it did not."""
+    from rankgate.core.qrels import Qrels
+
+    union: dict[str, set[str]] = {}
+    for r in raters:
+        for q, docs in r.to_dict().items():
+            union.setdefault(q, set()).update(docs)
+    out = []
+    for r in raters:
+        data = r.to_dict()
+        filled = {q: {d: data.get(q, {}).get(d, value) for d in docs} for q, docs in union.items()}
+        out.append(Qrels.from_dict(filled, source=r.source or "<qrels>"))
+    return out
