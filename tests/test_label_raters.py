@@ -86,7 +86,11 @@ def test_agreement_cli_three_raters_and_unjudged_as(capsys, tmp_path):
     from tests.cli_support import invoke
 
     paths = []
-    for name, lines in (("a", "q 0 d1 1\nq 0 d2 0\nq 0 d3 1\n"), ("b", "q 0 d1 1\nq 0 d2 0\nq 0 d3 0\n"), ("c", "q 0 d1 1\n")):
+    for name, lines in (
+        ("a", "q 0 d1 1\nq 0 d2 0\nq 0 d3 1\n"),
+        ("b", "q 0 d1 1\nq 0 d2 0\nq 0 d3 0\n"),
+        ("c", "q 0 d1 1\n"),
+    ):
         (tmp_path / f"{name}.txt").write_text(lines)
         paths.append(str(tmp_path / f"{name}.txt"))
     code, out, err = invoke(capsys, "label", "agreement", *paths, "--unjudged-as", "0", "--format", "json")

@@ -75,11 +75,17 @@ def agreement_command(
         return
     ref, cand = qrels
     labels = None if scale == "observed" else SCALES[scale]
-    body: dict[str, Any] = {"reference": files[0], "candidate": files[1], **label_agreement(ref, cand, labels=labels, rel=rel)}
+    body: dict[str, Any] = {
+        "reference": files[0],
+        "candidate": files[1],
+        **label_agreement(ref, cand, labels=labels, rel=rel),
+    }
     ranking = None
     if runs:
         wanted = split_measures(measures) or ["nDCG@10", "P@10"]
-        ranking = ranking_correlation(ref, cand, [read_run(r) for r in runs], wanted, shared_only=not all_pairs, rel=rel)
+        ranking = ranking_correlation(
+            ref, cand, [read_run(r) for r in runs], wanted, shared_only=not all_pairs, rel=rel
+        )
         body["ranking"] = ranking
     body["raters"] = raters
     text = to_text(agreement_tables(body, ranking)) + raters_tables(raters) if fmt != "json" else ""

@@ -47,7 +47,10 @@ def _votes(coded: np.ndarray, k: int) -> np.ndarray:
 def dawid_skene(
     coded: np.ndarray, k: int, *, max_iter: int = 200, tol: float = 1e-8, smoothing: float = 0.01
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """EM on ``coded`` (units x raters, class index or -1): posteriors, confusion (raters x k x k), priors, iterations."""
+    """EM on ``coded`` (units x raters, class index or -1).
+
+    Returns posteriors, confusion matrices (raters x true x given), priors and the iterations run.
+    """
     units, raters = coded.shape
     votes = _votes(coded, k)
     post = votes / np.maximum(votes.sum(axis=1, keepdims=True), 1)
@@ -57,9 +60,10 @@ def dawid_skene(
     confusion = np.zeros((raters, k, k))
     priors = np.full(k, 1.0 / k)
     iteration = 0
-    for iteration in range(1, max_iter + 1):
+    while iteration < max_iter:
+        iteration += 1
         confusion = np.full((raters, k, k), smoothing)
-        np.add.at(confusion, (r_idx, slice(None), labels), post[u_idx])  # [r, true, said] += P(true)
+        np.add.at(confusion, (r_idx[:, None], np.arange(k)[None, :], labels[:, None]), post[u_idx])  # [r, true, said] += P(true)
         confusion /= confusion.sum(axis=2, keepdims=True)
         priors = np.maximum(post.mean(axis=0), 1e-12)
         log_post = np.tile(np.log(priors), (units, 1))
@@ -89,7 +93,9 @@ def merge_labels(
     [('d1', 1), ('d2', 0)]
     """
     if strategy not in STRATEGIES or strategy == "first":
-        raise ConfigError(f"strategy must be one of {', '.join(STRATEGIES[1:])} here. Got {strategy!r}.", key_path="strategy")
+        raise ConfigError(
+            f"strategy must be one of {', '.join(STRATEGIES[1:])} here. Got {strategy!r}.", key_path="strategy"
+        )
     units, m = _matrix(sources)
     values = np.unique(m[~np.isnan(m)]) if units else np.zeros(0)
     k = max(values.size, 1)

@@ -77,9 +77,7 @@ def classical_mean(values: Any, *, confidence: float = 0.95) -> MeanCI:
     return MeanCI(mean, mean - half, mean + half, se)
 
 
-def ppi_mean(
-    predicted_unlabeled: Any, predicted_labeled: Any, labeled: Any, *, confidence: float = 0.95
-) -> MeanCI:
+def ppi_mean(predicted_unlabeled: Any, predicted_labeled: Any, labeled: Any, *, confidence: float = 0.95) -> MeanCI:
     """The prediction-powered mean and interval (see the module), along the last axis.
 
     Args:
@@ -185,7 +183,7 @@ def evaluate_ppi(
     for j, name in enumerate(by_llm.names):
         f, y = by_llm.values[:, j], by_human.values[rows_h, j]
         rectifier = f[rows_l] - y
-        entry = {
+        entry: dict[str, Any] = {
             "naive": classical_mean(f, confidence=confidence).to_dict(),
             "human_only": classical_mean(y, confidence=confidence).to_dict(),
             "ppi": ppi_mean(f[rows_u], f[rows_l], y, confidence=confidence).to_dict(),

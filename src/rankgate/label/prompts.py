@@ -346,10 +346,10 @@ def parse_lenient(text: str, labels: tuple[int, ...] = SCALES["graded"]) -> tupl
     (3, 'exact')
     >>> parse_lenient("3 = perfectly relevant")
     (3, 'perfectly relevant')
-    >>> parse_lenient("Yes", (0, 1, 2, 3))
+    >>> parse_lenient("Yes", (0, 1, 2, 3))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    rankgate.label.prompts.ParseFailure: no verdict found: expected a JSON object, a grade (0, 1, 2, 3) or a 'grade: N' line
+    rankgate.label.prompts.ParseFailure: no verdict found: expected a JSON object, a grade (0, 1, 2, 3) or ...
     """
     try:
         return parse_answer(text, labels)
@@ -377,5 +377,7 @@ def parse_lenient(text: str, labels: tuple[int, ...] = SCALES["graded"]) -> tupl
             return label, rest
     binary = " or Yes / No" if labels == SCALES["binary"] else ""
     if str(first) == "the reply is not a single JSON object":
-        raise ParseFailure(f"no verdict found: expected a JSON object, a grade ({allowed}){binary} or a 'grade: N' line")
+        raise ParseFailure(
+            f"no verdict found: expected a JSON object, a grade ({allowed}){binary} or a 'grade: N' line"
+        )
     raise first

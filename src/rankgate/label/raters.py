@@ -153,7 +153,7 @@ def multi_rater_agreement(
     values = np.unique(matrix[~np.isnan(matrix)])
     v = values.size
     coded = np.where(np.isnan(matrix), -1, np.searchsorted(values, np.nan_to_num(matrix))).astype(np.int64)
-    opts = {"n_boot": n_boot, "seed": seed, "confidence": confidence}
+    opts: dict[str, Any] = {"n_boot": n_boot, "seed": seed, "confidence": confidence}
     out: dict[str, Any] = {"raters": labels, "labels": [int(x) for x in values], "units": len(units)}
     out["unjudged_as"] = unjudged_as
     out["pairwise"] = []
@@ -179,7 +179,9 @@ def multi_rater_agreement(
     pu, mu = per_unit[pairable], judged[pairable]
     coincide = (pu[:, :, None] * pu[:, None, :] - np.eye(v)[None] * pu[:, :, None]) / (mu - 1)[:, None, None]
     flat = coincide.reshape(len(pu), v * v)
-    out["krippendorff_alpha"] = {level: _with_ci(flat, _krippendorff(values, level), **opts) for level in ("nominal", "ordinal")}
+    out["krippendorff_alpha"] = {
+        level: _with_ci(flat, _krippendorff(values, level), **opts) for level in ("nominal", "ordinal")
+    }
     return out
 
 

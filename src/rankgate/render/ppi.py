@@ -33,11 +33,17 @@ def render_ppi(body: Mapping[str, Any], fmt: str) -> str:
     for name, entry in body["measures"].items():
         bias = entry["rectifier"]["mean"]
         t.add_row(
-            name, _ci(entry["naive"]), _ci(entry["human_only"]), _ci(entry["ppi"]), "n/a" if bias is None else f"{bias:+.4f}"
+            name,
+            _ci(entry["naive"]),
+            _ci(entry["human_only"]),
+            _ci(entry["ppi"]),
+            "n/a" if bias is None else f"{bias:+.4f}",
         )
     text = to_text(t, width=140)
     if q["human_not_in_llm"]:
-        text += f"note: human-judged queries the LLM evaluation lacks were left out, e.g. {q['human_not_in_llm'][0]!r}\n"
+        text += (
+            f"note: human-judged queries the LLM evaluation lacks were left out, e.g. {q['human_not_in_llm'][0]!r}\n"
+        )
     return text
 
 
@@ -54,7 +60,10 @@ def raters_tables(body: Mapping[str, Any]) -> str:
 
     from rankgate.render.eval import to_text
 
-    t = Table(title=f"agreement of {len(body['raters'])} raters on {body['units']} pairs (95% bootstrap CI)", title_justify="left")
+    t = Table(
+        title=f"agreement of {len(body['raters'])} raters on {body['units']} pairs (95% bootstrap CI)",
+        title_justify="left",
+    )
     for name in ("statistic", "pairs", "value [CI]"):
         t.add_column(name, justify="left" if name == "statistic" else "right")
     t.add_row("Fleiss' kappa", str(body["fleiss_kappa"]["units"]), _stat(body["fleiss_kappa"]))
