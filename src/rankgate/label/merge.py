@@ -63,7 +63,8 @@ def dawid_skene(
     while iteration < max_iter:
         iteration += 1
         confusion = np.full((raters, k, k), smoothing)
-        np.add.at(confusion, (r_idx[:, None], np.arange(k)[None, :], labels[:, None]), post[u_idx])  # [r, true, said] += P(true)
+        cells = (r_idx[:, None], np.arange(k)[None, :], labels[:, None])
+        np.add.at(confusion, cells, post[u_idx])  # [rater, true, said] += P(true)
         confusion /= confusion.sum(axis=2, keepdims=True)
         priors = np.maximum(post.mean(axis=0), 1e-12)
         log_post = np.tile(np.log(priors), (units, 1))
