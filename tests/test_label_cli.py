@@ -154,7 +154,7 @@ def test_bad_options_and_inputs_exit_2_naming_the_problem(capsys, coll, tmp_path
     bad_corpus = tmp_path / "bad.jsonl"
     bad_corpus.write_text('{"_id": "d1", "text": "ok"}\n{"_id": "d2", "text": \n')
     template = tmp_path / "prompt.txt"
-    template.write_text("Query: {query}\nDoc: {doc}\n")
+    template.write_text("Query: {query}\nDoc: {passage}\n")  # {doc} is accepted for {document}
     cases = [
         ([*base, "--out", "x.txt"], "--judge llm needs --base-url"),
         ([*base, "--base-url", "http://127.0.0.1:9/v1", "--out", "x.txt"], "--judge llm needs --model"),
@@ -172,7 +172,7 @@ def test_bad_options_and_inputs_exit_2_naming_the_problem(capsys, coll, tmp_path
         ),
         (
             [*base, "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--prompt", str(template), "--out", "x.txt"],
-            "prompt.txt:2: unknown placeholder {doc}",
+            "prompt.txt:2: unknown placeholder {passage}",
         ),
         ([*base, "--judge", "bm25", "--thresholds", "0.5,0.2", "--out", "x.txt"], "strictly increasing"),
         ([*base, "--judge", "bm25", "--thresholds", "high", "--out", "x.txt"], "--thresholds: expected numbers"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -55,6 +55,14 @@ DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10", "AP", "P@10")
     metavar="TAG",
     help="With --tags: only these tags (repeat or separate with commas; default: every tag in FILE).",
 )
+@click.option(
+    "--ppi",
+    "ppi_path",
+    type=click.Path(dir_okay=False),
+    metavar="HUMAN_QRELS",
+    help="QRELS are an LLM's; correct each mean with these human labels on a random sample of queries "
+    "(prediction-powered inference): naive and corrected means with CIs (--format table|json).",
+)
 @engine_options
 @semantics_options
 @output_options
@@ -68,6 +76,7 @@ def eval_command(
     seed: int,
     tags_path: str | None,
     group_by: tuple[str, ...],
+    ppi_path: str | None,
     engine: Engine,
     semantics: Semantics,
     fmt: str,
@@ -95,12 +104,16 @@ def eval_command(
       rankgate eval qrels.txt run.txt --tags queries.csv --group-by topic --format json
       rankgate eval qrels.txt huge-run.txt.gz -m nDCG@10 --memory 4GB
       rankgate eval qrels.txt 'shards/*.parquet' -m nDCG@10 --engine ray --ray-address auto
+      rankgate eval llm.txt run.txt -m nDCG@10 --ppi human.txt
     """
     from rankgate.evaluation.evaluate import evaluate
     from rankgate.measures.parse import parse_measures
     from rankgate.render.eval import aggregate_collision, render
 
     wanted = parse_measures(split_measures(measures) or list(DEFAULT_MEASURES))
+    if ppi_path is not None:
+        _ppi(qrels, ppi_path, run, wanted, semantics, fmt, output)
+        return
     tags, tag_names = _read_tags(tags_path, group_by)  # before evaluating: a bad file fails fast
     results = evaluate(qrels, run, wanted, engine=engine, name=name, **semantics.evaluate_options())
     if with_ci:
@@ -116,6 +129,16 @@ def eval_command(
             )
     emit(render(results, fmt, per_query=per_query), output)
     warn(results.warnings + notes)
+
+
+def _ppi(qrels: str, human: str, run: str, wanted: list[Any], semantics: Semantics, fmt: str, out: str | None) -> None:
+    """``--ppi``: `rankgate.label.ppi.evaluate_ppi`, rendered side by side."""
+    from rankgate.label.ppi import evaluate_ppi
+    from rankgate.render.ppi import render_ppi
+
+    if fmt not in ("table", "json"):
+        raise click.UsageError(f"--ppi prints --format table or json, not {fmt}")
+    emit(render_ppi(evaluate_ppi(qrels, human, run, wanted, **semantics.evaluate_options()), fmt), out)
 
 
 def _read_tags(

@@ -12,13 +12,8 @@ from typing import TYPE_CHECKING, Any
 import click
 from click.core import ParameterSource
 
-from rankgate.cli.label_review_cmd import (
-    agreement_command,
-    import_command,
-    judges_command,
-    merge_command,
-    sample_command,
-)
+from rankgate.cli.label_raters_cmd import agreement_command, merge_command
+from rankgate.cli.label_review_cmd import import_command, judges_command, sample_command
 from rankgate.cli.options import emit, warn
 from rankgate.errors import ConfigError
 from rankgate.label.types import JUDGES
@@ -127,6 +122,14 @@ def _floats(value: str | None, key: str) -> tuple[float, ...] | None:
 @click.option(
     "--temperature", type=click.FloatRange(min=0), default=0.0, show_default=True, help="Sampling temperature."
 )
+@click.option(
+    "--answer-format",
+    type=click.Choice(["json", "lenient"]),
+    default="json",
+    show_default=True,
+    help="json: one JSON object (or a bare grade); lenient: also 'grade: N' lines, a leading grade or Yes/No, "
+    "JSON inside prose. Part of the judge's identity: cached answers are never shared between formats.",
+)
 @click.option("--json-mode", is_flag=True, help='Ask for response_format {"type": "json_object"}.')
 @click.option("--max-doc-chars", type=click.IntRange(min=0), default=6000, show_default=True, help="0: no cut.")
 @click.option("--retry-failed", is_flag=True, help="Judge again pairs whose stored answers were unreadable.")
@@ -171,6 +174,8 @@ def label_command(ctx: click.Context, **opts: Any) -> None:
       rankgate label import review.csv --out human.txt
       rankgate label agreement human.txt llm.txt --run bm25.txt --run dense.txt -m nDCG@10
       rankgate label merge human.txt:A llm.txt:B --out gold.txt --tags-out tiers.jsonl
+      rankgate label agreement alice.txt bob.txt carol.txt --unjudged-as 0
+      rankgate label merge alice.txt bob.txt carol.txt --strategy dawid-skene --out gold.txt
     """
     given = [
         p.opts[0] for p in ctx.command.params if ctx.get_parameter_source(p.name or "") == ParameterSource.COMMANDLINE

@@ -1,13 +1,12 @@
-"""``rankgate label sample|import|agreement|merge|judges``: the human-review round trip, agreement and tiers."""
+"""``rankgate label sample|import|judges``: the human-review round trip (agreement and merge: `label_raters_cmd`)."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import click
 
-from rankgate.cli.options import emit, format_option, measure_option, output_file_option, split_measures
+from rankgate.cli.options import emit
 
 
 @click.command("sample", short_help="Export a stratified sample to CSV for human review.")
@@ -17,8 +16,34 @@ from rankgate.cli.options import emit, format_option, measure_option, output_fil
 @click.option("--size", type=click.IntRange(min=1), default=200, show_default=True, help="Pairs in the sample.")
 @click.option("--strata", type=click.Choice(["label", "query"]), default="label", show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--whole-queries", is_flag=True, help="For `eval --ppi`: --size queries drawn at random, with all their pairs."
+)
+@click.option(
+    "--target-width",
+    type=click.FloatRange(min=0, min_open=True),
+    help="With --whole-queries: draw as many queries as a 95%% PPI interval this wide needs (replaces --size).",
+)
+@click.option(
+    "--rectifier-sd",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1.0,
+    show_default=True,
+    help="Spread of (LLM - human) per query: 1.0 is the bound for a measure in [0, 1]; `eval --ppi` measures it.",
+)
 @click.option("-o", "--out", required=True, type=click.Path(dir_okay=False), help="CSV to write.")
-def sample_command(qrels: str, corpus: str, queries_path: str, size: int, strata: str, seed: int, out: str) -> None:
+def sample_command(
+    qrels: str,
+    corpus: str,
+    queries_path: str,
+    size: int,
+    strata: str,
+    seed: int,
+    whole_queries: bool,
+    target_width: float | None,
+    rectifier_sd: float,
+    out: str,
+) -> None:
     """Export a stratified sample of QRELS to CSV for human review, without the labels.
 
     Each label (or each query, --strata query) contributes the same number of pairs where it
@@ -28,15 +53,29 @@ def sample_command(qrels: str, corpus: str, queries_path: str, size: int, strata
     Examples:
       rankgate label sample llm.jsonl --corpus corpus.jsonl --queries queries.jsonl --size 200 -o review.csv
       rankgate label sample llm.txt --corpus corpus.jsonl --queries queries.jsonl --strata query -o review.csv
+      rankgate label sample llm.txt --corpus c.jsonl --queries q.jsonl --whole-queries --target-width 0.05 \
+        --rectifier-sd 0.3 -o review.csv
     """
     from collections import Counter
 
     from rankgate.io.readers import read_qrels
     from rankgate.label.collection import read_texts
+    from rankgate.label.ppi import required_labels, whole_query_sample
     from rankgate.label.review import stratified_sample, write_review_csv
 
     judged = read_qrels(qrels)
-    chosen = stratified_sample(judged, size, strata=strata, seed=seed)
+    if target_width is not None and not whole_queries:
+        raise click.UsageError("--target-width needs --whole-queries (PPI's units are queries)")
+    if target_width is not None:
+        size = required_labels(target_width, rectifier_sd=rectifier_sd) or size
+        click.echo(
+            f"a 95% PPI interval {target_width} wide needs about {size} human-judged queries "
+            f"(rectifier sd {rectifier_sd}; the LLM's own spread adds a little)"
+        )
+    if whole_queries:
+        chosen = whole_query_sample(judged, size, seed=seed)
+    else:
+        chosen = stratified_sample(judged, size, strata=strata, seed=seed)
     n = write_review_csv(chosen, read_texts(queries_path, what="query"), read_texts(corpus), out)
     by_label = Counter(label for _, _, label in chosen)
     spread = ", ".join(f"{k}: {v}" for k, v in sorted(by_label.items()))
@@ -88,92 +127,6 @@ def import_command(
             store.record_judge(f"human:{annotator}", "human", {"source": csv_path, "tier": tier})
             store.put_many(judgments)
     click.echo(f"read {len(judgments)} labels from {csv_path} ({blank} rows left blank)")
-
-
-@click.command("agreement", short_help="Kappa, confusion matrix, ranking correlation of two qrels.")
-@click.argument("reference", type=click.Path(dir_okay=False))
-@click.argument("candidate", type=click.Path(dir_okay=False))
-@click.option("--run", "runs", multiple=True, type=click.Path(dir_okay=False), help="Systems to rank (two or more).")
-@measure_option(("nDCG@10", "P@10"))
-@click.option("--rel", type=click.IntRange(min=1), default=1, show_default=True, help="Binary threshold.")
-@click.option("--scale", type=click.Choice(["graded", "binary", "observed"]), default="observed", show_default=True)
-@click.option("--all-pairs", is_flag=True, help="Rank systems with each qrels whole, not only the shared pairs.")
-@format_option(["table", "json"])
-@output_file_option
-def agreement_command(
-    reference: str,
-    candidate: str,
-    runs: tuple[str, ...],
-    measures: tuple[str, ...],
-    rel: int,
-    scale: str,
-    all_pairs: bool,
-    fmt: str,
-    output: str | None,
-) -> None:
-    """Agreement of CANDIDATE (e.g. LLM) judgments with REFERENCE (e.g. human) ones.
-
-    On the pairs both judge: confusion matrix, raw agreement, Cohen's kappa (unweighted,
-    linear, quadratic), binary kappa at --rel. With two or more --run: Kendall's tau-b of
-    the systems' scores under the two sets of judgments.
-
-    \b
-    Examples:
-      rankgate label agreement human.txt llm.txt
-      rankgate label agreement human.txt llm.jsonl --run bm25.txt --run dense.txt --run splade.txt -m nDCG@10
-    """
-    from rankgate.io.readers import read_qrels, read_run
-    from rankgate.label.agreement import label_agreement, ranking_correlation
-    from rankgate.label.prompts import SCALES
-    from rankgate.render.eval import to_text
-    from rankgate.render.label import agreement_tables
-
-    ref, cand = read_qrels(reference), read_qrels(candidate)
-    labels = None if scale == "observed" else SCALES[scale]
-    body: dict[str, Any] = {
-        "reference": reference,
-        "candidate": candidate,
-        **label_agreement(ref, cand, labels=labels, rel=rel),
-    }
-    ranking = None
-    if runs:
-        wanted = split_measures(measures) or ["nDCG@10", "P@10"]
-        ranking = ranking_correlation(
-            ref, cand, [read_run(r) for r in runs], wanted, shared_only=not all_pairs, rel=rel
-        )
-        body["ranking"] = ranking
-    emit(json.dumps(body, indent=2) if fmt == "json" else to_text(agreement_tables(body, ranking)), output)
-
-
-@click.command("merge", short_help="Merge qrels into a gold set with tiers; export tier tags.")
-@click.argument("sources", nargs=-1, required=True, metavar="QRELS[:TIER] ...")
-@click.option("-o", "--out", required=True, type=click.Path(dir_okay=False), help="Merged TREC qrels.")
-@click.option("--jsonl", "jsonl_path", type=click.Path(dir_okay=False), help="Also write JSONL with a tier column.")
-@click.option("--tags-out", type=click.Path(dir_okay=False), help="Write each query's tiers as a query tags file.")
-def merge_command(sources: tuple[str, ...], out: str, jsonl_path: str | None, tags_out: str | None) -> None:
-    """Merge judgment files into one gold set; the first file that judges a pair wins.
-
-    Give each file's tier after a colon (human.txt:A); a rankgate JSONL keeps its own. The
-    tags file (one {"_id", "tier"} line per query, tier e.g. A, B or A+B) feeds
-    `rankgate compare --tags`, to see results by tier.
-
-    \b
-    Examples:
-      rankgate label merge human.txt:A llm.jsonl --out gold.txt --tags-out tiers.jsonl
-      rankgate compare gold.txt bm25.txt dense.txt --tags tiers.jsonl
-    """
-    from rankgate.label.export import merge_tiers, read_tiered, write_jsonl, write_tier_tags, write_trec
-
-    loaded = [read_tiered(spec) for spec in sources]
-    merged, overridden = merge_tiers([judgments for judgments, _ in loaded])
-    write_trec(merged, out)
-    if jsonl_path:
-        write_jsonl(merged, jsonl_path)
-    if tags_out:
-        write_tier_tags(merged, tags_out)
-    for (judgments, tier), spec, (_, lost) in zip(loaded, sources, overridden.items(), strict=True):
-        click.echo(f"{spec}: {len(judgments)} judgments (tier {tier}), {lost} overridden by earlier files")
-    click.echo(f"wrote {len(merged)} judgments to {out}")
 
 
 @click.command("judges", short_help="List the judges in a judgment store.")

@@ -53,6 +53,7 @@ class LLMJudge:
             "prompt_hash": self.prompt_hash,
             "prompt_source": self.prompt.source,
             "scale": self.prompt.scale,
+            "answer_format": self.prompt.answer_format,
             "parse_retries": self.parse_retries,
             "tier": self.tier,
             **self.client.describe(),

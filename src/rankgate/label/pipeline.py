@@ -65,6 +65,7 @@ class LabelJob:
     max_tokens: int = 256
     temperature: float = 0.0
     json_mode: bool = False
+    answer_format: str = "json"
     max_doc_chars: int = DEFAULT_MAX_DOC_CHARS
     retry_failed: bool = False
     tier: str | None = None
@@ -161,7 +162,11 @@ def _build_judge(
         from rankgate.label.llm import LLMJudge
         from rankgate.label.prompts import Prompt
 
-        prompt = Prompt.from_file(job.prompt, job.scale) if job.prompt else Prompt.builtin(job.scale)
+        fmt = job.answer_format
+        if job.prompt:
+            prompt = Prompt.from_file(job.prompt, job.scale, answer_format=fmt)
+        else:
+            prompt = Prompt.builtin(job.scale, answer_format=fmt)
         client = build_client(job, warnings)
         return LLMJudge(client, prompt, parse_retries=job.parse_retries, tier=job.tier or TIER_LLM)
     from rankgate.label import weak

@@ -24,8 +24,12 @@ from rankgate.errors import ConfigError, InputError
 
 SCALES: dict[str, tuple[int, ...]] = {"graded": (0, 1, 2, 3), "binary": (0, 1)}
 PLACEHOLDERS = ("query", "document")
+ALIASES = {"doc": "document"}  # a template may write {doc} for {document} (the seeds' Yes/No prompt does)
 # Part of the prompt hash: a change of the parser or of how texts are fenced is a new judge.
 ANSWER_FORMAT_VERSION = "json-v2-fenced"
+# How answers are read, by --answer-format; each version string goes into the prompt hash, so a
+# judgment read one way is never served from the cache to a judge that reads another way.
+ANSWER_FORMATS: dict[str, str] = {"json": ANSWER_FORMAT_VERSION, "lenient": "lenient-v1"}
 
 SYSTEM_MESSAGE = (
     "You are a careful search quality rater. You judge how well a passage meets the information "
@@ -76,6 +80,7 @@ Reply with only this JSON object, nothing before or after it:
 {{"relevance": <0 or 1>, "reason": "<one short sentence>"}}
 """
 
+LENIENT_RETRY_MESSAGE = "Your reply could not be read: {problem}. Reply again with only your verdict: {choices}."
 RETRY_MESSAGE = (
     "Your reply could not be read: {problem}. Reply again with only the JSON object "
     '{{"relevance": <{choices}>, "reason": "<one short sentence>"}} and nothing else.'
@@ -95,16 +100,23 @@ class Prompt:
         scale: "graded" (0-3) or "binary" (0-1).
         system: the system message.
         source: where the template came from ("graded", "binary" or a file path).
+        answer_format: "json" (`parse_answer`) or "lenient" (`parse_lenient`); part of the hash.
     """
 
     template: str
     scale: str = "graded"
     system: str = SYSTEM_MESSAGE
     source: str = "graded"
+    answer_format: str = "json"
 
     def __post_init__(self) -> None:
         if self.scale not in SCALES:
             raise ConfigError(f"unknown scale {self.scale!r}; choose one of {', '.join(SCALES)}", key_path="scale")
+        if self.answer_format not in ANSWER_FORMATS:
+            raise ConfigError(
+                f"unknown answer format {self.answer_format!r}; choose one of {', '.join(ANSWER_FORMATS)}",
+                key_path="answer_format",
+            )
         check_template(self.template, self.source)
 
     @property
@@ -114,7 +126,7 @@ class Prompt:
     @property
     def hash(self) -> str:
         """First 16 hex digits of the SHA-256 of everything that shapes an answer."""
-        blob = "\x00".join((ANSWER_FORMAT_VERSION, self.scale, self.system, self.template))
+        blob = "\x00".join((ANSWER_FORMATS[self.answer_format], self.scale, self.system, self.template))
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
     def messages(self, query: str, document: str) -> list[dict[str, str]]:
@@ -124,27 +136,34 @@ class Prompt:
         >>> [m["role"] for m in p.messages("tea", "Green tea is brewed at 80 C.")]
         ['system', 'user']
         """
-        user = self.template.format(query=fence("QUERY", query), document=fence("PASSAGE", document))
+        passage = fence("PASSAGE", document)
+        user = self.template.format(query=fence("QUERY", query), document=passage, doc=passage)
         return [{"role": "system", "content": self.system}, {"role": "user", "content": user}]
 
     def retry_message(self, problem: str) -> dict[str, str]:
         """The follow-up user message after an unreadable answer."""
         choices = ", ".join(str(v) for v in self.labels[:-1]) + f" or {self.labels[-1]}"
+        if self.answer_format == "lenient":
+            choices += " (Yes or No)" if self.scale == "binary" else ""
+            return {"role": "user", "content": LENIENT_RETRY_MESSAGE.format(problem=problem, choices=choices)}
         return {"role": "user", "content": RETRY_MESSAGE.format(problem=problem, choices=choices)}
 
     def parse(self, text: str) -> tuple[int, str]:
-        """``(label, reason)`` from an answer, or `ParseFailure`; see `parse_answer`."""
+        """``(label, reason)`` from an answer, or `ParseFailure`; see `parse_answer` and `parse_lenient`."""
+        if self.answer_format == "lenient":
+            return parse_lenient(text, self.labels)
         return parse_answer(text, self.labels)
 
     @classmethod
-    def builtin(cls, scale: str = "graded") -> Prompt:
+    def builtin(cls, scale: str = "graded", *, answer_format: str = "json") -> Prompt:
         """The built-in prompt of a scale ("graded" 0-3 or "binary")."""
         if scale not in SCALES:
             raise ConfigError(f"unknown scale {scale!r}; choose one of {', '.join(SCALES)}", key_path="scale")
-        return cls(GRADED_TEMPLATE if scale == "graded" else BINARY_TEMPLATE, scale=scale, source=scale)
+        template = GRADED_TEMPLATE if scale == "graded" else BINARY_TEMPLATE
+        return cls(template, scale=scale, source=scale, answer_format=answer_format)
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str], scale: str = "graded") -> Prompt:
+    def from_file(cls, path: str | os.PathLike[str], scale: str = "graded", *, answer_format: str = "json") -> Prompt:
         """A custom user-message template read from a UTF-8 file, validated up front."""
         source = str(path)
         try:
@@ -154,17 +173,19 @@ class Prompt:
             raise InputError("prompt template not found", source=source) from None
         except (OSError, UnicodeDecodeError) as e:
             raise InputError(f"cannot read prompt template ({e})", source=source) from None
-        return cls(text, scale=scale, source=source)
+        return cls(text, scale=scale, source=source, answer_format=answer_format)
 
 
 def check_template(template: str, source: str) -> None:
     """Raise `InputError` unless ``template`` uses exactly the known placeholders, each present.
 
+    ``{doc}`` is accepted for ``{document}``.
+
     >>> check_template("Q: {query} D: {document} {{json}}", "t.txt")
-    >>> check_template("Q: {query} D: {doc}", "t.txt")
+    >>> check_template("Q: {query} D: {text}", "t.txt")
     Traceback (most recent call last):
     ...
-    rankgate.errors.InputError: t.txt:1: unknown placeholder {doc}; the template may use {query} and {document} \
+    rankgate.errors.InputError: t.txt:1: unknown placeholder {text}; the template may use {query} and {document} \
 (write literal braces as {{ and }})
     """
     seen: set[str] = set()
@@ -176,6 +197,7 @@ def check_template(template: str, source: str) -> None:
                 f"bad template syntax ({e}); write literal braces as {{{{ and }}}}", source=source, line=number
             ) from None
         for name in fields:
+            name = ALIASES.get(name, name)
             if name not in PLACEHOLDERS:
                 shown = "{" + name + "}" if name else "{}"
                 raise InputError(
@@ -298,3 +320,64 @@ def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
             raise ParseFailure(f"the key {key!r} appears twice")
         out[key] = value
     return out
+
+
+_GRADE_LINE = re.compile(
+    r"^\W*(?:grade|relevance|score|label|rating)\W*\s*[:=]\s*\**\s*(?P<value>-?\d+(?:\.\d+)?)\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+_LEADING = re.compile(r"^\W{0,3}(?P<word>yes|no|[0-9])(?![\w]|[.,/]\d)\W*(?P<rest>.*)$", re.IGNORECASE | re.DOTALL)
+_EMBEDDED_JSON = re.compile(r"\{[^{}]*\}")
+
+
+def parse_lenient(text: str, labels: tuple[int, ...] = SCALES["graded"]) -> tuple[int, str]:
+    """Read a verdict the way people write one: `parse_answer`'s forms, then, in this order,
+
+    a JSON object inside prose; ``grade: N`` lines (also ``relevance``, ``score``, ``label``,
+    ``rating``; ``=`` for ``:``), which must agree when there are several; a leading grade
+    ("2 - partly answers it"); a leading Yes / No (binary scale only: 1 / 0). A grade off the
+    scale, Yes/No on the graded scale, and an answer with none of these are `ParseFailure`.
+
+    >>> parse_lenient("Grade: 2\\nThe passage answers in part.")
+    (2, 'The passage answers in part.')
+    >>> parse_lenient("Yes, it names the dose.", (0, 1))
+    (1, 'it names the dose.')
+    >>> parse_lenient('Sure! {"relevance": 3, "reason": "exact"} Hope this helps.')
+    (3, 'exact')
+    >>> parse_lenient("3 = perfectly relevant")
+    (3, 'perfectly relevant')
+    >>> parse_lenient("Yes", (0, 1, 2, 3))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    rankgate.label.prompts.ParseFailure: no verdict found: expected a JSON object, a grade (0, 1, 2, 3) or ...
+    """
+    try:
+        return parse_answer(text, labels)
+    except ParseFailure as strict:
+        first = strict
+    body = _THINK.sub("", text[:_MAX_ANSWER_CHARS], count=1).strip()
+    for found in _EMBEDDED_JSON.findall(body):
+        if '"relevance"' in found:
+            return parse_answer(found, labels)
+    allowed = ", ".join(str(v) for v in labels)
+    values = {m.group("value") for m in _GRADE_LINE.finditer(body)}
+    if len(values) > 1:
+        raise ParseFailure(f"the reply gives different grades ({', '.join(sorted(values))})")
+    if values:
+        (value,) = values
+        if value.lstrip("-").isdigit() and int(value) in labels:
+            reason = _GRADE_LINE.sub("", body, count=1).strip()
+            return int(value), reason
+        raise ParseFailure(f"the grade must be one of the integers {allowed} (got {value})")
+    m = _LEADING.match(body)
+    if m is not None:
+        word, rest = m.group("word").lower(), m.group("rest").strip()
+        label = _bare_label(word, labels)
+        if label is not None:
+            return label, rest
+    binary = " or Yes / No" if labels == SCALES["binary"] else ""
+    if str(first) == "the reply is not a single JSON object":
+        raise ParseFailure(
+            f"no verdict found: expected a JSON object, a grade ({allowed}){binary} or a 'grade: N' line"
+        )
+    raise first
