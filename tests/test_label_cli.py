@@ -149,7 +149,8 @@ def test_the_key_never_appears_in_output_files_logs_or_errors(capsys, caplog, co
     assert KEY not in caplog.text  # ...without the key
 
 
-def test_bad_options_and_inputs_exit_2_naming_the_problem(capsys, coll, tmp_path):
+def test_bad_options_and_inputs_exit_2_naming_the_problem(capsys, coll, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the relative --out/--store files of the cases land here, not in the checkout
     base = ["label", "--run", coll["run"], "--corpus", coll["corpus"], "--queries", coll["queries"]]
     bad_corpus = tmp_path / "bad.jsonl"
     bad_corpus.write_text('{"_id": "d1", "text": "ok"}\n{"_id": "d2", "text": \n')
@@ -195,7 +196,8 @@ def test_an_unreachable_endpoint_is_an_error_per_pair_not_a_crash(capsys, coll, 
     assert (tmp_path / "llm.txt").read_text() == ""
 
 
-def test_subcommands_reject_the_main_options(capsys, coll):
+def test_subcommands_reject_the_main_options(capsys, coll, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     code, _, err = invoke(capsys, "label", "--run", coll["run"], "judges", "x.sqlite")
     assert code == 2 and "--run belongs to 'rankgate label' itself" in err
 
