@@ -94,3 +94,27 @@ def _in_order(run: Run, query_ids: pa.StringArray) -> tuple[np.ndarray, pa.Chunk
     codes = run.query_codes.astype(np.int64)  # rows stay grouped by query in evaluation order
     ranks = np.arange(run.num_rows, dtype=np.int64) - run.offsets[codes]
     return qmap[codes], take_rows(run.doc_ids, order), ranks, run.scores[order]
+
+
+def align_keys(parts: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]], n_queries: int) -> Aligned:
+    """`align` for runs given as (query code, integer doc key, score) rows, best first per query.
+
+    Doc keys are used as they are (``doc_names`` stays empty): ties among fused slots can then be
+    broken by key, e.g. corpus position in `rankgate.bench`.
+    """
+    n_keys = int(max((int(d.max()) for _, d, _ in parts if len(d)), default=0)) + 1
+    keys = np.concatenate([q.astype(np.int64) * n_keys + d for q, d, _ in parts])
+    unique, inverse = np.unique(keys, return_inverse=True)
+    slot_query, slot_doc = np.divmod(unique, n_keys)
+    offsets = np.searchsorted(slot_query, np.arange(n_queries + 1)).astype(np.int64)
+    members, at = [], 0
+    for q, _, scores in parts:
+        n = len(q)
+        starts = np.flatnonzero(np.r_[True, q[1:] != q[:-1]]) if n else np.zeros(0, dtype=np.int64)
+        lengths = np.zeros(n_queries, dtype=np.int64)
+        lengths[q[starts]] = np.diff(np.r_[starts, n])
+        ranks = np.arange(n, dtype=np.int64) - np.repeat(starts, np.diff(np.r_[starts, n]))
+        members.append(Member(inverse[at : at + n].astype(np.int64), ranks, scores, starts, lengths))
+        at += n
+    return Aligned(pa.array([], type=pa.string()), pa.array([], type=pa.string()), slot_query, slot_doc, offsets,
+                   members)

@@ -194,7 +194,7 @@ def _method_table() -> dict[str, tuple[Method, Callable[[Context], np.ndarray]]]
         "wsum": lambda c: _total(c, c.scored, c.weights),
         "wmnz": lambda c: _total(c, c.scored) * _weights_of_present(c),
         "mixed": lambda c: _total(c, c.scored, c.weights) * np.sqrt(_count(c, c.scored)),
-        "rrf": lambda c: _total(c, _by_rank(c, lambda _, r: 1 / (float(c.params["k"]) + r + 1))),
+        "rrf": lambda c: _total(c, _by_rank(c, lambda _, r: 1 / (float(c.params["k"]) + r + 1)), c.weights),
         "isr": lambda c: np.multiply(*_isr(c)),
         "log_isr": lambda c: _isr(c)[0] * np.log(_isr(c)[1]),
         "logn_isr": lambda c: _isr(c)[0] * np.log(_isr(c)[1] + float(c.params["sigma"])),
