@@ -91,13 +91,24 @@ def test_cli_fuses_and_the_fused_run_evaluates_unchanged(tmp_path: Path, capsys:
     (tmp_path / "b.trec").write_text("q1 Q0 c 1 5 x\nq1 Q0 a 2 4 x\n")
     (tmp_path / "q.txt").write_text("q1 0 c 1\n")
     out = tmp_path / "f.trec"
-    code, _, err = invoke(capsys, "fuse", str(tmp_path / "a.trec"), str(tmp_path / "b.trec"), "-o", str(out),
-                          "--method", "mnz", "--norm", "none")
+    code, _, err = invoke(
+        capsys,
+        "fuse",
+        str(tmp_path / "a.trec"),
+        str(tmp_path / "b.trec"),
+        "-o",
+        str(out),
+        "--method",
+        "mnz",
+        "--norm",
+        "none",
+    )
     assert code == 0, err
     assert out.read_text().split("\n")[:3] == ["q1 Q0 a 1 14.0 mnz", "q1 Q0 c 2 12.0 mnz", "q1 Q0 b 3 2.0 mnz"]
     code, shown, err = invoke(capsys, "eval", str(tmp_path / "q.txt"), str(out), "-m", "RR", "--format", "json")
     assert code == 0, err
     assert json.loads(shown)["aggregate"]["RR"] == 0.5
-    code, _, err = invoke(capsys, "fuse", str(tmp_path / "a.trec"), str(tmp_path / "b.trec"), "-o", str(out),
-                          "--params", "k")
+    code, _, err = invoke(
+        capsys, "fuse", str(tmp_path / "a.trec"), str(tmp_path / "b.trec"), "-o", str(out), "--params", "k"
+    )
     assert code == 2 and "NAME=NUMBER" in err

@@ -8,20 +8,28 @@ are compared with ranx's fused scores sorted by trec_eval's rule.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
 from rankgate.core.qrels import Qrels
 from rankgate.core.run import Run
-from rankgate.fusion import fuse
-from rankgate.fusion import train
+from rankgate.fusion import fuse, train
 
 ranx = pytest.importorskip("ranx")
+
 from numba import types  # noqa: E402  (ranx brings numba)
 from numba.typed import Dict  # noqa: E402
 
-PARAMS = {"rrf": {"k": 60}, "gmnz": {"gamma": 0.7}, "logn_isr": {"sigma": 0.01}, "rbc": {"phi": 0.8},
-          "probfuse": {"n_segments": 3}, "slidefuse": {"w": 2}}
+PARAMS = {
+    "rrf": {"k": 60},
+    "gmnz": {"gamma": 0.7},
+    "logn_isr": {"sigma": 0.01},
+    "rbc": {"phi": 0.8},
+    "probfuse": {"n_segments": 3},
+    "slidefuse": {"w": 2},
+}
 WEIGHTS = [0.5, 0.3, 0.2]
 RANX_NAMES = {"bordafuse": "bordafuse", "w_bordafuse": "w_bordafuse"}
 
@@ -70,7 +78,7 @@ def _desc(doc: str) -> tuple[int, ...]:
 
 def _near_ties(docs: dict[str, float]) -> bool:
     values = sorted(docs.values())
-    return any(0 < b - a < 1e-9 for a, b in zip(values, values[1:]))
+    return any(0 < b - a < 1e-9 for a, b in itertools.pairwise(values))
 
 
 @pytest.fixture(scope="module")
@@ -84,8 +92,12 @@ def test_score_methods_under_every_normalisation_equal_ranx(runs: list[Run], met
     params = dict(PARAMS.get(method, {}))
     weighted = method in ("wsum", "wmnz", "mixed")
     ours = fuse(runs, method=method, norm=norm, params=params, weights=WEIGHTS if weighted else None)
-    theirs = ranx.fuse([_ranx_run(r) for r in runs], norm=norm, method=method,
-                       params={**params, **({"weights": WEIGHTS} if weighted else {})})
+    theirs = ranx.fuse(
+        [_ranx_run(r) for r in runs],
+        norm=norm,
+        method=method,
+        params={**params, **({"weights": WEIGHTS} if weighted else {})},
+    )
     _check(ours, theirs)
 
 
@@ -94,8 +106,12 @@ def test_rank_methods_equal_ranx(runs: list[Run], method: str) -> None:
     params = dict(PARAMS.get(method, {}))
     weighted = method == "w_bordafuse"
     ours = fuse(runs, method=method, norm="none", params=params, weights=WEIGHTS if weighted else None)
-    theirs = ranx.fuse([_ranx_run(r) for r in runs], norm=None, method=method,
-                       params={**params, **({"weights": WEIGHTS} if weighted else {})})
+    theirs = ranx.fuse(
+        [_ranx_run(r) for r in runs],
+        norm=None,
+        method=method,
+        params={**params, **({"weights": WEIGHTS} if weighted else {})},
+    )
     _check(ours, theirs)
 
 
@@ -128,5 +144,7 @@ def test_condorcet_equals_ranx_where_the_majority_is_a_total_order() -> None:
         order[i], order[i + 1] = order[i + 1], order[i]
         dicts.append({"q": {d: float(len(order) - j) for j, d in enumerate(order)}})
     runs = [Run.from_dict(d) for d in dicts]
-    _check(fuse(runs, method="condorcet", norm="none"), ranx.fuse([_ranx_run(r) for r in runs], norm=None,
-                                                                   method="condorcet"))
+    _check(
+        fuse(runs, method="condorcet", norm="none"),
+        ranx.fuse([_ranx_run(r) for r in runs], norm=None, method="condorcet"),
+    )

@@ -30,14 +30,29 @@ def _params(values: tuple[str, ...]) -> dict[str, float]:
 @click.option("--weights", help="Comma-separated, one per run (weighted methods).")
 @click.option("--params", "params", multiple=True, help="Method parameter NAME=VALUE, e.g. k=60; repeat.")
 @click.option("--train-qrels", type=click.Path(dir_okay=False), help="Judgments to learn from / optimise on.")
-@click.option("--train-run", "train_runs", multiple=True, type=click.Path(dir_okay=False),
-              help="Training run, one per RUN in order (default: the RUNs themselves); repeat.")
+@click.option(
+    "--train-run",
+    "train_runs",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="Training run, one per RUN in order (default: the RUNs themselves); repeat.",
+)
 @click.option("--optimize", is_flag=True, help="Grid-search the weights or parameter on --train-qrels.")
 @click.option("--metric", default="nDCG@10", show_default=True, help="Measure --optimize maximises.")
 @click.option("--folds", type=click.IntRange(min=1), default=1, show_default=True, help="k-fold cross-validation.")
-def fuse_command(runs: tuple[str, ...], out: str, method: str, norm: str, weights: str | None,
-                 params: tuple[str, ...], train_qrels: str | None, train_runs: tuple[str, ...], optimize: bool,
-                 metric: str, folds: int) -> None:
+def fuse_command(
+    runs: tuple[str, ...],
+    out: str,
+    method: str,
+    norm: str,
+    weights: str | None,
+    params: tuple[str, ...],
+    train_qrels: str | None,
+    train_runs: tuple[str, ...],
+    optimize: bool,
+    metric: str,
+    folds: int,
+) -> None:
     """Fuse RUNs into one run written to OUT (any run format, by extension).
 
     \b

@@ -116,5 +116,6 @@ def align_keys(parts: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]], n_que
         ranks = np.arange(n, dtype=np.int64) - np.repeat(starts, np.diff(np.r_[starts, n]))
         members.append(Member(inverse[at : at + n].astype(np.int64), ranks, scores, starts, lengths))
         at += n
-    return Aligned(pa.array([], type=pa.string()), pa.array([], type=pa.string()), slot_query, slot_doc, offsets,
-                   members)
+    return Aligned(
+        pa.array([], type=pa.string()), pa.array([], type=pa.string()), slot_query, slot_doc, offsets, members
+    )

@@ -27,13 +27,17 @@ def check_params(method: Method, params: Mapping[str, Any]) -> dict[str, Any]:
     unknown = set(params) - set(method.params)
     if unknown:
         allowed = ", ".join(method.params) or "none"
-        raise ConfigError(f"{method.name} takes no parameter {sorted(unknown)[0]!r} (it takes: {allowed})",
-                          key_path="params")
+        raise ConfigError(
+            f"{method.name} takes no parameter {sorted(unknown)[0]!r} (it takes: {allowed})", key_path="params"
+        )
     merged = {**method.params, **params}
     missing = [k for k, v in merged.items() if v is None]
     if missing:
-        raise ConfigError(f"{method.name} needs {missing[0]} (pass params={{{missing[0]!r}: ...}}, CLI "
-                          f"--params {missing[0]}=..., or optimise it)", key_path=f"params.{missing[0]}")
+        raise ConfigError(
+            f"{method.name} needs {missing[0]} (pass params={{{missing[0]!r}: ...}}, CLI "
+            f"--params {missing[0]}=..., or optimise it)",
+            key_path=f"params.{missing[0]}",
+        )
     return merged
 
 
@@ -73,8 +77,9 @@ def fuse(
     spec = resolve(method)
     norm_key = resolve_norm(norm)
     if norm_key == "borda" and spec.uses != "scores":
-        raise ConfigError(f"{spec.name} reads ranks; norm 'borda' is for score methods (use norm='none')",
-                          key_path="norm")
+        raise ConfigError(
+            f"{spec.name} reads ranks; norm 'borda' is for score methods (use norm='none')", key_path="norm"
+        )
     merged = check_params(spec, params or {})
     aligned = align(runs)
     w = [1.0] * len(runs) if weights is None else [float(x) for x in weights]
@@ -97,8 +102,9 @@ def learn(
     if not spec.trained:
         return []
     if qrels is None:
-        raise ConfigError(f"{spec.name} learns from judgments: pass train_qrels (CLI --train-qrels)",
-                          key_path="train_qrels")
+        raise ConfigError(
+            f"{spec.name} learns from judgments: pass train_qrels (CLI --train-qrels)", key_path="train_qrels"
+        )
     from rankgate.fusion.train import train
 
     learn_on = list(train_runs) if train_runs is not None else list(runs)

@@ -198,7 +198,7 @@ def _method_table() -> dict[str, tuple[Method, Callable[[Context], np.ndarray]]]
         "isr": lambda c: np.multiply(*_isr(c)),
         "log_isr": lambda c: _isr(c)[0] * np.log(_isr(c)[1]),
         "logn_isr": lambda c: _isr(c)[0] * np.log(_isr(c)[1] + float(c.params["sigma"])),
-        "rbc": lambda c: _total(c, _by_rank(c, lambda _, r: (1 - float(c.params["phi"])) * float(c.params["phi"]) ** r)),
+        "rbc": lambda c: _total(c, _by_rank(c, lambda _, r: (1 - c.params["phi"]) * float(c.params["phi"]) ** r)),
         "bordafuse": lambda c: _total(c, _borda_points(c)),
         "w_bordafuse": lambda c: _total(c, _borda_points(c), c.weights),
         "condorcet": _condorcet,
@@ -229,6 +229,4 @@ def resolve(name: str) -> Method:
     for method in CATALOG.values():
         if key == method.name or key in {a.replace("-", "_") for a in method.aliases}:
             return method
-    raise ConfigError(
-        f"unknown fusion method {name!r}; choose one of {', '.join(CATALOG)}", key_path="method"
-    )
+    raise ConfigError(f"unknown fusion method {name!r}; choose one of {', '.join(CATALOG)}", key_path="method")

@@ -49,9 +49,15 @@ class Optimized:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "method": self.method, "norm": self.norm, "metric": self.metric, "weights": self.weights,
-            "params": self.params, "train_score": self.train_score, "candidates": self.candidates,
-            "folds": self.folds, "held_out": self.held_out,
+            "method": self.method,
+            "norm": self.norm,
+            "metric": self.metric,
+            "weights": self.weights,
+            "params": self.params,
+            "train_score": self.train_score,
+            "candidates": self.candidates,
+            "folds": self.folds,
+            "held_out": self.held_out,
         }
 
 
@@ -100,8 +106,15 @@ def optimize(
 
 
 class _Search:
-    def __init__(self, spec: Method, norm: str, runs: Sequence[Run], train_runs: Sequence[Run] | None,
-                 candidates: list[tuple[list[float] | None, dict[str, Any]]], metric: str) -> None:
+    def __init__(
+        self,
+        spec: Method,
+        norm: str,
+        runs: Sequence[Run],
+        train_runs: Sequence[Run] | None,
+        candidates: list[tuple[list[float] | None, dict[str, Any]]],
+        metric: str,
+    ) -> None:
         self.spec, self.runs, self.train_runs, self.candidates, self.metric = spec, runs, train_runs, candidates, metric
         self.aligned = align(runs)
         self.scored = normalised(self.aligned, spec, norm)
@@ -139,8 +152,16 @@ def _cross_validate(search: _Search, qrels: Qrels, folds: int, seed: int) -> lis
         train, test = _subset(qrels, ids[fold_of != f]), _subset(qrels, ids[fold_of == f])
         best, score = search.best(train)
         weights, params = search.candidates[best]
-        out.append({"fold": f + 1, "queries": int((fold_of == f).sum()), "weights": weights, "params": params,
-                    "train_score": score, "held_out": search.scores(test)[best]})
+        out.append(
+            {
+                "fold": f + 1,
+                "queries": int((fold_of == f).sum()),
+                "weights": weights,
+                "params": params,
+                "train_score": score,
+                "held_out": search.scores(test)[best],
+            }
+        )
     return out
 
 
