@@ -26,8 +26,12 @@ from rankgate.fusion.align import align
 from rankgate.fusion.fuse import check_params, learn, normalised, resolve_norm, to_run
 from rankgate.fusion.methods import Context, Method, kernel, resolve
 
-_STEPS = {"k": [float(k) for k in range(10, 101, 10)], "n_segments": list(range(1, 101)), "w": list(range(1, 101))}
-_HUNDREDTHS = [round(i / 100, 2) for i in range(1, 101)]
+_STEPS: dict[str, list[Any]] = {
+    "k": [float(k) for k in range(10, 101, 10)],
+    "n_segments": list(range(1, 101)),
+    "w": list(range(1, 101)),
+}
+_HUNDREDTHS: list[Any] = [round(i / 100, 2) for i in range(1, 101)]
 
 
 @dataclass
