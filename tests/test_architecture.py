@@ -22,7 +22,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("measures",),
     ("stats",),
     ("evaluation",),
-    ("comparison", "compat", "rag"),
+    ("comparison", "compat", "rag", "fusion"),
     ("store",),
     ("bench", "retrieve"),
     ("label",),

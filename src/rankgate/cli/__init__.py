@@ -22,6 +22,7 @@ _COMMANDS = {
     "eval": ("rankgate.cli.eval_cmd", "eval_command", "Evaluate a run against relevance judgments."),
     "compare": ("rankgate.cli.compare_cmd", "compare_command", "Compare runs: paired tests, confidence intervals."),
     "cutoffs": ("rankgate.cli.cutoffs_cmd", "cutoffs_command", "Tabulate measures at several cutoffs k."),
+    "fuse": ("rankgate.cli.fuse_cmd", "fuse_command", "Fuse several runs into one (RRF, CombSUM, ...)."),
     "overlap": ("rankgate.cli.overlap_cmd", "overlap_command", "Agreement of two runs without qrels: overlap@k, RBO."),
     "rag": ("rankgate.cli.rag_cmd", "rag_group", "Answer-aware measures: reference answers in the top k."),
     "spans": ("rankgate.cli.spans_cmd", "spans_command", "Span recall and precision of a run of chunks (characters)."),

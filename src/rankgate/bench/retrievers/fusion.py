@@ -2,8 +2,10 @@
 
 - ``rrf``: reciprocal rank fusion, ``score(d) = sum_i w_i / (rrf_k + rank_i(d))`` with ranks from 1
   and ``rrf_k = 60`` (Cormack et al., 2009); a list that misses ``d`` adds nothing.
-- ``weighted``: each list's scores are min-max normalized per query to [0, 1] (all 1 when they
-  are equal), then ``score(d) = sum_i w_i * norm_i(d)``; a list that misses ``d`` adds 0.
+- ``weighted``: each list's scores are min-max normalized per query to [0, 1] (ranx's rule: all
+  0 when they are equal), then ``score(d) = sum_i w_i * norm_i(d)``; a list that misses ``d`` adds 0.
+
+Both are `rankgate.fusion`'s kernels (``rrf`` with weights, ``wsum`` under ``min-max``).
 
 Each component retrieves ``max(k, depth)`` documents (``depth`` 100 by default). Fused scores that
 tie are ordered by corpus position, so the output is deterministic.
@@ -31,28 +33,34 @@ FUSION_METHODS: tuple[str, ...] = ("rrf", "weighted")
 
 
 def fuse(lists: Sequence[Hits], k: int, *, method: str, weights: Sequence[float], rrf_k: float = 60) -> Hits:
-    """Fuse per-query rankings (each best first) into one top-``k`` ranking."""
+    """Fuse per-query rankings (each best first) into one top-``k`` ranking (`rankgate.fusion`'s kernels)."""
     if method not in FUSION_METHODS:
         raise ConfigError(f"unknown fusion {method!r}; choose one of {', '.join(FUSION_METHODS)}", key_path="fusion")
+    from rankgate.fusion.align import align_keys
+    from rankgate.fusion.methods import Context, kernel
+    from rankgate.fusion.norms import normalise
+
     m = lists[0].num_queries
-    rows: list[tuple[list[int], list[float]]] = []
-    for q in range(m):
-        total: dict[int, float] = {}
-        for hits, w in zip(lists, weights, strict=True):
-            ids, scores = hits.row(q)
-            if len(ids) == 0:
-                continue
-            if method == "rrf":
-                contrib = w / (rrf_k + np.arange(1, len(ids) + 1, dtype=np.float64))
-            else:
-                s = scores.astype(np.float64)
-                span = s.max() - s.min()
-                contrib = w * ((s - s.min()) / span if span > 0 else np.ones_like(s))
-            for d, c in zip(ids.tolist(), contrib.tolist(), strict=True):
-                total[d] = total.get(d, 0.0) + c
-        ranked = sorted(total.items(), key=lambda item: (-item[1], item[0]))[:k]
-        rows.append(([d for d, _ in ranked], [s for _, s in ranked]))
-    return Hits.from_lists(rows, k)
+    parts = []
+    for hits in lists:
+        valid = hits.ids >= 0  # rows are best first; padding (-1) sits at the end
+        parts.append((np.nonzero(valid)[0].astype(np.int64), hits.ids[valid], hits.scores[valid].astype(np.float64)))
+    aligned = align_keys(parts, m)
+    w = [float(x) for x in weights]
+    if method == "rrf":
+        fused = kernel("rrf")(Context(aligned, [], {"k": rrf_k}, w, []))
+    else:
+        scored = [normalise(member, "min-max", aligned) for member in aligned.members]
+        fused = kernel("wsum")(Context(aligned, scored, {}, w, []))
+    order = np.lexsort((aligned.slot_doc, -fused, aligned.slot_query))  # ties: corpus position
+    rank = np.arange(len(order)) - aligned.offsets[aligned.slot_query[order]]
+    top = order[rank < k]
+    q = aligned.slot_query[top]
+    ids = np.full((m, k), -1, dtype=np.int64)
+    scores = np.full((m, k), -np.inf, dtype=np.float64)
+    col = rank[rank < k]
+    ids[q, col], scores[q, col] = aligned.slot_doc[top], fused[top]
+    return Hits(ids, scores)
 
 
 class FusionRetriever:
