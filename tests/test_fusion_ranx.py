@@ -18,6 +18,7 @@ from rankgate.core.run import Run
 from rankgate.fusion import fuse, train
 
 ranx = pytest.importorskip("ranx")
+pytestmark = pytest.mark.slow  # ranx compiles its kernels with numba (about a minute)
 
 from numba import types  # noqa: E402  (ranx brings numba)
 from numba.typed import Dict  # noqa: E402

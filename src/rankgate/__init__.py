@@ -28,6 +28,7 @@ __all__ = [
     "__version__",
     "compare",
     "evaluate",
+    "fuse",
     "parse_measure",
     "read_qrels",
     "read_run",
@@ -45,6 +46,7 @@ _LAZY = {
     "evaluate": "rankgate.evaluation.evaluate",
     "compare": "rankgate.comparison.compare",
     "Comparison": "rankgate.comparison.compare",
+    "fuse": "rankgate.fusion.fuse",
     "read_qrels": "rankgate.io.readers",
     "read_run": "rankgate.io.readers",
     "RankgateError": "rankgate.errors",
@@ -63,6 +65,7 @@ if TYPE_CHECKING:
     from rankgate.evaluation.results import Results
     from rankgate.evaluation.session import Session
     from rankgate.evaluation.settings import Settings
+    from rankgate.fusion.fuse import fuse
     from rankgate.io.readers import read_qrels, read_run
     from rankgate.measures.parse import parse_measure
     from rankgate.measures.registry import Measure
