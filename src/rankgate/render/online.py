@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from rankgate.render.escape import escape
+from rankgate.render.retrieve import plain as escape
 
 
 def _num(value: Any, digits: int = 4) -> str:
@@ -21,23 +21,23 @@ def render_ab(body: Mapping[str, Any], fmt: str) -> str:
     """An `AbResult.to_dict()` as JSON or a table: metric, A, B, B - A, CI, p, test, n."""
     if fmt == "json":
         return json.dumps(body, indent=2)
-    from rich.table import Table
-
-    from rankgate.render.eval import to_text
-
     level = round(100 * body["confidence"])
-    table = Table(title=f"B vs A, per {body['unit']} (B - A, {level}% CI)")
-    for name in ("metric", "A", "B", "B - A", "CI", "p", "test", "n"):
-        table.add_column(name, justify="left" if name in ("metric", "test") else "right")
+    header = ["metric", "A", "B", "B - A", f"{level}% CI", "p", "test", "n"]
+    rows = [header]
     for row in body["metrics"]:
         ci = row["ci"]
         n = row["n"] if "n" in row else f"{row['n_a']}/{row['n_b']}"
-        table.add_row(
+        rows.append([
             row["metric"], _num(row["a"]), _num(row["b"]), _num(row["delta"]),
             f"[{_num(ci[0])}, {_num(ci[1])}]" if ci else "-", _num(row["p_value"]), row["test"], str(n),
-        )
+        ])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    lines = [f"B vs A, per {body['unit']} (B - A)"]
+    for r in rows:
+        cells = [c.ljust(w) if i in (0, 6) else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))]
+        lines.append("  ".join(cells).rstrip())
     counts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in body["counts"].items())
-    return to_text(table) + f"{counts}\n"
+    return "\n".join(lines) + f"\n{counts}\n"
 
 
 def render_interleaving(body: Mapping[str, Any], fmt: str) -> str:
