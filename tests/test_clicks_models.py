@@ -51,8 +51,9 @@ def test_em_recovers_examination_within_tolerance(simulated):
 
 
 def _per_query_tau(fit, values, truth):
-    taus = [stats.kendalltau(truth[fit.pair_query == q], values[fit.pair_query == q])[0]
-            for q in np.unique(fit.pair_query)]
+    taus = [
+        stats.kendalltau(truth[fit.pair_query == q], values[fit.pair_query == q])[0] for q in np.unique(fit.pair_query)
+    ]
     return float(np.nanmean(taus))
 
 
@@ -84,8 +85,14 @@ def test_em_reaches_the_maximum_likelihood_of_a_direct_optimizer():
     cell_pair, cell_pos, n, c, _, positions = _pairs_and_cells(log)
     start = np.full(positions - 1 + len(fit.impressions), 0.5)
     bounds = [(1e-6, 1 - 1e-6)] * len(start)
-    best = optimize.minimize(_neg_loglik, start, args=(cell_pair, cell_pos, n, c, positions), bounds=bounds,
-                             method="L-BFGS-B", options={"maxiter": 10_000, "ftol": 1e-14, "gtol": 1e-10})
+    best = optimize.minimize(
+        _neg_loglik,
+        start,
+        args=(cell_pair, cell_pos, n, c, positions),
+        bounds=bounds,
+        method="L-BFGS-B",
+        options={"maxiter": 10_000, "ftol": 1e-14, "gtol": 1e-10},
+    )
     em = np.r_[fit.examination[1:], np.clip(fit.attractiveness, 1e-6, 1 - 1e-6)]
     args = (cell_pair, cell_pos, n, c, positions)
     assert _neg_loglik(em, *args) <= best.fun + 1e-4
@@ -177,7 +184,21 @@ def test_label_cli_reads_an_impression_log(tmp_path, capsys):
     path = tmp_path / "tiny.csv"
     path.write_text(TINY)
     out = tmp_path / "qrels.txt"
-    code, _, err = invoke(capsys, "label", "--judge", "clicks", "--clicks", str(path), "--min-impressions", "2",
-                          "--thresholds", "0.3", "--out", str(out), "--store", str(tmp_path / "j.db"))
+    code, _, err = invoke(
+        capsys,
+        "label",
+        "--judge",
+        "clicks",
+        "--clicks",
+        str(path),
+        "--min-impressions",
+        "2",
+        "--thresholds",
+        "0.3",
+        "--out",
+        str(out),
+        "--store",
+        str(tmp_path / "j.db"),
+    )
     assert code == 0, err
     assert read_qrels(out).to_dict() == {"q1": {"d1": 0, "d2": 1, "d3": 1}}

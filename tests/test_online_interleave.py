@@ -77,7 +77,7 @@ def _team_draft_with_coins(a, b, coins, k):
     """An independent team draft: round-based, ``coins[r]`` says whether A picks first in round r."""
     docs, teams = [], []
     for first_a in coins:
-        for team in (("A", "B") if first_a else ("B", "A")):
+        for team in ("A", "B") if first_a else ("B", "A"):
             ranking = a if team == "A" else b
             doc = next((d for d in ranking if d not in docs), None)
             if doc is not None and len(docs) < k:
@@ -125,16 +125,26 @@ def _simulate(gamma, a, b, pages, seed, k=6):
         rows_s += [s] * k
     qd = np.array(rows_q), np.array(rows_d)
     clicked = rng.random(len(qd[0])) < THETA[np.array(rows_p) - 1] * gamma[qd]
-    return build_log([f"q{i}" for i in range(QUERIES)], [f"d{j}" for j in range(DOCS)], qd[0], qd[1],
-                     np.array(rows_p), clicked, session=np.array(rows_s), team=np.array(rows_t))
+    return build_log(
+        [f"q{i}" for i in range(QUERIES)],
+        [f"d{j}" for j in range(DOCS)],
+        qd[0],
+        qd[1],
+        np.array(rows_p),
+        clicked,
+        session=np.array(rows_s),
+        team=np.array(rows_t),
+    )
 
 
 def test_simulated_preference_has_the_right_sign_and_its_ci_covers_the_truth():
     gamma, a, b = _world(11)
     truth = _exact_preference(gamma, a, b, 6)
     result = analyze_interleaving(_simulate(gamma, a, b, 20_000, seed=1))
-    print(f"\ntrue preference {truth:+.4f}; estimated {result.preference:+.4f}, CI {result.ci}, "
-          f"sign test p {result.sign_test_p:.2g}, pages needed {result.pages_needed}")
+    print(
+        f"\ntrue preference {truth:+.4f}; estimated {result.preference:+.4f}, CI {result.ci}, "
+        f"sign test p {result.sign_test_p:.2g}, pages needed {result.pages_needed}"
+    )
     assert truth > 0 and result.preference > 0
     assert result.ci[0] <= truth <= result.ci[1]
     assert result.sign_test_p < 0.01
@@ -147,7 +157,8 @@ def test_ci_coverage_over_repeated_simulations():
     truth = _exact_preference(gamma, a, b, 6)
     covered = [
         (r := analyze_interleaving(_simulate(gamma, a, b, 1500, seed=100 + i), n_resamples=2000)).ci[0]
-        <= truth <= r.ci[1]
+        <= truth
+        <= r.ci[1]
         for i in range(60)
     ]
     print(f"\ncoverage of the 95% CI over {len(covered)} simulated logs: {np.mean(covered):.3f}")

@@ -22,12 +22,20 @@ def online_group() -> None:
 @click.argument("log_a", type=click.Path(dir_okay=False))
 @click.argument("log_b", type=click.Path(dir_okay=False))
 @click.option(
-    "--unit", type=click.Choice(["query", "session", "page"]), default="query", show_default=True,
+    "--unit",
+    type=click.Choice(["query", "session", "page"]),
+    default="query",
+    show_default=True,
     help="Average pages per query (paired over shared queries), per session or per page (independent arms).",
 )
 @click.option("-k", "--k", "k", type=click.IntRange(min=1), default=5, show_default=True, help="Cutoff of clicks@k.")
-@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
-              show_default=True, help="Coverage of the confidence intervals.")
+@click.option(
+    "--confidence",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.95,
+    show_default=True,
+    help="Coverage of the confidence intervals.",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 @format_option(["table", "json"])
 @output_file_option
@@ -53,15 +61,18 @@ def ab_command(
 
 @online_group.command("interleave")
 @click.argument("log", type=click.Path(dir_okay=False))
-@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
-              show_default=True, help="Coverage of the preference's confidence interval.")
+@click.option(
+    "--confidence",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.95,
+    show_default=True,
+    help="Coverage of the preference's confidence interval.",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 @click.option("--per-query", is_flag=True, help="Also print wins, ties and losses of each query.")
 @format_option(["text", "json"], default="text")
 @output_file_option
-def interleave_command(
-    log: str, confidence: float, seed: int, per_query: bool, fmt: str, output: str | None
-) -> None:
+def interleave_command(log: str, confidence: float, seed: int, per_query: bool, fmt: str, output: str | None) -> None:
     """Score a team-draft interleaving log: wins/ties/losses, preference with a CI, sign test, pages needed.
 
     The log has one row per result shown: query id, doc id, position, clicked, team (A or B: the

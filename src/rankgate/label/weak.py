@@ -173,9 +173,7 @@ class ClickCounts(dict[tuple[str, str], tuple[int, int]]):
     fit: ClickModelFit | None = None
 
 
-def read_clicks(
-    path: str | os.PathLike[str], *, model: str = "pbm", min_impressions: int = 10
-) -> ClickCounts:
+def read_clicks(path: str | os.PathLike[str], *, model: str = "pbm", min_impressions: int = 10) -> ClickCounts:
     """``{(query_id, doc_id): (impressions, clicks)}`` from a click log, repeated pairs summed.
 
     Two layouts. Aggregated: CSV/TSV with a header, or JSONL; columns: a query id (``qid``,
@@ -351,7 +349,9 @@ class ClickJudge:
                 continue
             ctr = clicked / shown
             if self.fit is None:
-                out.append(_judgment(self, pair, grade(ctr, self.thresholds), ctr, f"CTR {ctr:.3f} ({clicked}/{shown})"))
+                out.append(
+                    _judgment(self, pair, grade(ctr, self.thresholds), ctr, f"CTR {ctr:.3f} ({clicked}/{shown})")
+                )
                 continue
             score, stderr = self._score[(pair.query_id, pair.doc_id)]
             reason = f"{self.model} relevance {score:.3f} +- {stderr:.3f} (raw CTR {ctr:.3f} = {clicked}/{shown})"

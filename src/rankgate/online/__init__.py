@@ -14,11 +14,15 @@ See docs/online.md for the methods, their references and assumptions.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from rankgate.online.ab import AbResult, ab_compare
 from rankgate.online.clickmodels import ClickModelFit, fit_click_model
 from rankgate.online.interleave import Interleaving, InterleavingResult, analyze_interleaving, interleave
 from rankgate.online.logs import ClickLog, read_click_log
-from rankgate.online.simulate import SimulatedLog, simulate_pbm
+
+if TYPE_CHECKING:
+    from rankgate.online.simulate import SimulatedLog, simulate_pbm
 
 __all__ = [
     "AbResult",
@@ -34,3 +38,12 @@ __all__ = [
     "read_click_log",
     "simulate_pbm",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The simulator loads lazily, so `python -m rankgate.online.simulate` runs it once.
+    if name in ("SimulatedLog", "simulate_pbm"):
+        from rankgate.online import simulate
+
+        return getattr(simulate, name)
+    raise AttributeError(f"module 'rankgate.online' has no attribute {name!r}")

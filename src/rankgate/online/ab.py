@@ -81,8 +81,13 @@ class AbResult:
     counts: dict[str, int]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"unit": self.unit, "k": self.k, "confidence": self.confidence, "metrics": self.rows,
-                "counts": self.counts}
+        return {
+            "unit": self.unit,
+            "k": self.k,
+            "confidence": self.confidence,
+            "metrics": self.rows,
+            "counts": self.counts,
+        }
 
 
 def _paired_row(a: np.ndarray, b: np.ndarray, confidence: float, seed: int) -> dict[str, Any]:
@@ -91,20 +96,43 @@ def _paired_row(a: np.ndarray, b: np.ndarray, confidence: float, seed: int) -> d
     ok = ~(np.isnan(a) | np.isnan(b))
     a, b = a[ok], b[ok]
     if len(a) < 2:
-        return {"a": _mean(a), "b": _mean(b), "delta": None, "ci": None, "p_value": None, "test": "paired t", "n": len(a)}
+        return {
+            "a": _mean(a),
+            "b": _mean(b),
+            "delta": None,
+            "ci": None,
+            "p_value": None,
+            "test": "paired t",
+            "n": len(a),
+        }
     test = paired_t_test(a, b)
     low, high = bootstrap_ci(b - a, confidence=confidence, seed=seed)
     p = test.p_value if np.isfinite(test.p_value) else 1.0
-    return {"a": float(a.mean()), "b": float(b.mean()), "delta": float((b - a).mean()), "ci": [low, high],
-            "p_value": p, "test": "paired t, bootstrap CI", "n": len(a)}
+    return {
+        "a": float(a.mean()),
+        "b": float(b.mean()),
+        "delta": float((b - a).mean()),
+        "ci": [low, high],
+        "p_value": p,
+        "test": "paired t, bootstrap CI",
+        "n": len(a),
+    }
 
 
 def _welch_row(a: np.ndarray, b: np.ndarray, confidence: float) -> dict[str, Any]:
     from scipy import stats
 
     a, b = a[~np.isnan(a)], b[~np.isnan(b)]
-    row: dict[str, Any] = {"a": _mean(a), "b": _mean(b), "delta": None, "ci": None, "p_value": None,
-                           "test": "Welch t", "n_a": len(a), "n_b": len(b)}
+    row: dict[str, Any] = {
+        "a": _mean(a),
+        "b": _mean(b),
+        "delta": None,
+        "ci": None,
+        "p_value": None,
+        "test": "Welch t",
+        "n_a": len(a),
+        "n_b": len(b),
+    }
     if len(a) < 2 or len(b) < 2:
         return row
     va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)

@@ -105,7 +105,14 @@ def _pairs_and_cells(log: ClickLog) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     pair_key = cells // positions
     first = np.r_[True, pair_key[1:] != pair_key[:-1]]
     cell_pair = np.cumsum(first) - 1
-    return cell_pair, (cells % positions).astype(np.int64), counts.astype(np.float64), clicks, pair_key[first], positions
+    return (
+        cell_pair,
+        (cells % positions).astype(np.int64),
+        counts.astype(np.float64),
+        clicks,
+        pair_key[first],
+        positions,
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -118,12 +125,13 @@ class _Cells:
     c: np.ndarray
     rows_at: np.ndarray
     rows_of: np.ndarray
+    miss: np.ndarray
 
     def step(self, theta: np.ndarray, gamma: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """One EM step, examination rescaled so position 1 is 1 (the likelihood does not change)."""
         t, g = theta[self.pos], gamma[self.pair]
         denom = np.maximum(1.0 - t * g, 1e-12)
-        miss = self.n - self.c
+        miss = self.miss
         examined = self.c + miss * (t * (1.0 - g) / denom)
         attractive = self.c + miss * ((1.0 - t) * g / denom)
         new_theta = np.bincount(self.pos, weights=examined, minlength=len(theta)) / np.maximum(self.rows_at, 1)
@@ -134,7 +142,7 @@ class _Cells:
 
     def loglik(self, theta: np.ndarray, gamma: np.ndarray) -> float:
         p = np.clip(theta[self.pos] * gamma[self.pair], 1e-12, 1 - 1e-12)
-        return float(np.sum(self.c * np.log(p) + (self.n - self.c) * np.log1p(-p)))
+        return float(np.sum(self.c * np.log(p) + self.miss * np.log1p(-p)))
 
 
 def _squarem(cells: _Cells, theta: np.ndarray, gamma: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -156,9 +164,7 @@ def _squarem(cells: _Cells, theta: np.ndarray, gamma: np.ndarray) -> tuple[np.nd
     return t3, g3
 
 
-def fit_pbm(
-    log: ClickLog, *, min_impressions: int = 10, max_iter: int = 300, tol: float = 1e-6
-) -> ClickModelFit:
+def fit_pbm(log: ClickLog, *, min_impressions: int = 10, max_iter: int = 300, tol: float = 1e-4) -> ClickModelFit:
     """Fit the position-based model by EM on (pair, position) cells (see the module docstring).
 
     The E step gives, for each cell of ``n`` rows and ``c`` clicks at examination ``t`` and
@@ -175,7 +181,7 @@ def fit_pbm(
     rows_at = np.bincount(cell_pos, weights=n, minlength=positions)
     rows_of = np.bincount(cell_pair, weights=n, minlength=pairs)
     clicks_of = np.bincount(cell_pair, weights=c, minlength=pairs)
-    cells = _Cells(cell_pair, cell_pos, n, c, rows_at, rows_of)
+    cells = _Cells(cell_pair, cell_pos, n, c, rows_at, rows_of, n - c)
     theta = np.full(positions, 0.5)
     gamma = np.clip(clicks_of / rows_of, 0.01, 0.99)
     converged, it = False, 0
@@ -193,8 +199,19 @@ def fit_pbm(
     stderr = 1.0 / np.sqrt(np.maximum(np.bincount(cell_pair, weights=info, minlength=pairs), 1e-12))
     exam = np.where(rows_at > 0, theta, np.nan)
     return _fit(
-        "pbm", log, pair_key, rows_of, clicks_of, gamma, gamma, stderr, min_impressions,
-        examination=exam, iterations=it, converged=converged, settings={"tol": tol, "max_iter": max_iter},
+        "pbm",
+        log,
+        pair_key,
+        rows_of,
+        clicks_of,
+        gamma,
+        gamma,
+        stderr,
+        min_impressions,
+        examination=exam,
+        iterations=it,
+        converged=converged,
+        settings={"tol": tol, "max_iter": max_iter},
     )
 
 
@@ -242,8 +259,18 @@ def fit_cascade(log: ClickLog, *, min_impressions: int = 10, model: str = "casca
         stderr = stderr * satisfaction
     impressions = np.bincount(pair, minlength=pairs).astype(np.float64)
     clicks = np.bincount(pair, weights=log.clicked, minlength=pairs)
-    return _fit(model, log, pair_key, impressions, clicks, attractiveness, relevance, stderr, min_impressions,
-                satisfaction=satisfaction)
+    return _fit(
+        model,
+        log,
+        pair_key,
+        impressions,
+        clicks,
+        attractiveness,
+        relevance,
+        stderr,
+        min_impressions,
+        satisfaction=satisfaction,
+    )
 
 
 def fit_click_model(log: ClickLog, model: str = "pbm", *, min_impressions: int = 10, **options: Any) -> ClickModelFit:

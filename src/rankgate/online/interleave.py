@@ -25,6 +25,7 @@ from rankgate.errors import ConfigError, InputError
 from rankgate.online.logs import ClickLog
 
 METHODS = ("team-draft", "balanced")
+MIN_CLUSTERS = 10  # fewer queries than this: the bootstrap resamples pages, not queries
 
 
 @dataclass(frozen=True)
@@ -162,6 +163,17 @@ def page_outcomes(log: ClickLog) -> np.ndarray:
     return np.sign(a - b).astype(np.int64)
 
 
+def _cluster_bootstrap(sums: np.ndarray, counts: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """Preference of each resample of the queries (with replacement), in blocks of bounded memory."""
+    out = np.empty(n_resamples)
+    block = max(1, 20_000_000 // len(sums))
+    uniform = np.full(len(sums), 1 / len(sums))
+    for start in range(0, n_resamples, block):
+        draws = rng.multinomial(len(sums), uniform, size=min(block, n_resamples - start)).astype(np.float64)
+        out[start : start + len(draws)] = (draws @ sums) / np.maximum(draws @ counts, 1) / 2
+    return out
+
+
 def analyze_interleaving(
     log: ClickLog,
     *,
@@ -170,8 +182,10 @@ def analyze_interleaving(
     power: float = 0.8,
     seed: int = 0,
 ) -> InterleavingResult:
-    """Wins, ties and losses of A against B; the preference score with a bootstrap CI over queries
-    (pages of one query resampled together), a two-sided sign test on wins vs losses, and the pages a
+    """Wins, ties and losses of A against B, and the preference score with a bootstrap CI.
+
+    The bootstrap resamples queries (pages of one query together), or pages when the log has
+    fewer than 10 queries. Also: a two-sided sign test on wins vs losses, and the pages a
     two-sided test at level ``1 - confidence`` needs to detect the observed preference with ``power``.
     """
     from scipy import stats
@@ -187,8 +201,12 @@ def analyze_interleaving(
     present = per_q_pages > 0
     sums, counts = per_q_sum[present], per_q_pages[present]
     rng = np.random.default_rng(seed)
-    draws = rng.multinomial(len(sums), np.full(len(sums), 1 / len(sums)), size=n_resamples).astype(np.float64)
-    boot = (draws @ sums) / np.maximum(draws @ counts, 1) / 2
+    if len(sums) < MIN_CLUSTERS:  # too few queries to resample: pages are the units (3 outcome values)
+        shares = np.array([(outcome == v).mean() for v in (-1, 0, 1)])
+        draws = rng.multinomial(len(outcome), shares, size=n_resamples).astype(np.float64)
+        boot = (draws @ np.array([-1.0, 0.0, 1.0])) / len(outcome) / 2
+    else:
+        boot = _cluster_bootstrap(sums, counts, n_resamples, rng)
     alpha = 1 - confidence
     low, high = np.quantile(boot, [alpha / 2, 1 - alpha / 2])
     p = float(stats.binomtest(wins, wins + losses, 0.5).pvalue) if wins + losses else 1.0
@@ -205,6 +223,15 @@ def analyze_interleaving(
     q_out = np.array([np.sign(w - lo) for w, _, lo in per_query.values()])
     queries = {"won": int((q_out > 0).sum()), "tied": int((q_out == 0).sum()), "lost": int((q_out < 0).sum())}
     return InterleavingResult(
-        len(outcome), wins, ties, losses, preference, (float(low), float(high)), p, needed, per_query, queries,
+        len(outcome),
+        wins,
+        ties,
+        losses,
+        preference,
+        (float(low), float(high)),
+        p,
+        needed,
+        per_query,
+        queries,
         confidence,
     )

@@ -135,7 +135,9 @@ def _ids(column: Any, what: str, source: str) -> tuple[list[str], np.ndarray]:
         array = array.dictionary_decode()
     if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
         array = pc.cast(array, pa.string())
-    bad = np.flatnonzero(np.asarray(pc.or_kleene(pc.is_null(array), pc.equal(pc.utf8_length(array), 0)).fill_null(True)))
+    bad = np.flatnonzero(
+        np.asarray(pc.or_kleene(pc.is_null(array), pc.equal(pc.utf8_length(array), 0)).fill_null(True))
+    )
     if len(bad):
         raise InputError(f"missing {what}", source=source, line=_line(source, bad[0]))
     encoded = array.dictionary_encode()
@@ -166,7 +168,9 @@ def _numbers(column: Any, what: str, source: str) -> np.ndarray:
                 try:
                     float(v)
                 except ValueError:
-                    raise InputError(f"{what} must be a number", source=source, line=_line(source, i), text=repr(v)) from None
+                    raise InputError(
+                        f"{what} must be a number", source=source, line=_line(source, i), text=repr(v)
+                    ) from None
     return np.asarray(array, dtype=np.float64)
 
 
@@ -174,7 +178,9 @@ def _checked_position(values: np.ndarray, source: str) -> np.ndarray:
     bad = np.flatnonzero(~np.isfinite(values) | (values < 1) | (values != np.floor(values)))
     if len(bad):
         raise InputError(
-            "position must be a whole number >= 1 (1 = top)", source=source, line=_line(source, bad[0]),
+            "position must be a whole number >= 1 (1 = top)",
+            source=source,
+            line=_line(source, bad[0]),
             text=repr(values[bad[0]]),
         )
     return values.astype(np.int32)
@@ -250,8 +256,16 @@ def log_from_table(table: Any, *, source: str = "<table>", need_team: bool = Fal
     timestamp = _timestamps(table[t_name], source) if t_name else None
     team = _teams(table[team_name], source) if team_name else None
     return build_log(
-        query_ids, doc_ids, query, doc, position, clicked,
-        session=session, timestamp=timestamp, team=team, source=source,
+        query_ids,
+        doc_ids,
+        query,
+        doc,
+        position,
+        clicked,
+        session=session,
+        timestamp=timestamp,
+        team=team,
+        source=source,
     )
 
 
@@ -279,10 +293,10 @@ def build_log(
         new[1:] = (query[1:] != query[:-1]) | (position[1:] <= position[:-1])
         page = np.cumsum(new) - 1
     page = page.astype(np.int64).ravel()
-    order = np.lexsort((position, page))
+    order: np.ndarray | None = np.lexsort((position, page))
     if np.array_equal(order, np.arange(len(order))):
         order = None
-    take = (lambda a: a) if order is None else (lambda a: a[order])  # noqa: E731
+    take = (lambda a: a) if order is None else (lambda a: a[order])
     page = take(page)
     starts = np.flatnonzero(np.r_[True, page[1:] != page[:-1]])
     page_start = np.r_[starts, len(page)].astype(np.int64)

@@ -96,3 +96,23 @@ def write_table(table: Any, path: str) -> None:
         import pyarrow.csv as pc_csv
 
         pc_csv.write_csv(table, path)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m rankgate.online.simulate OUT [--pages N] [--ranker-quality Q] [--seed S]``: write a simulated log."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m rankgate.online.simulate", description=main.__doc__)
+    parser.add_argument("out", help="the log to write: .csv, .jsonl or .parquet")
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--pages", type=int, default=10_000)
+    parser.add_argument("--ranker-quality", type=float, default=1.0)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    sim = simulate_pbm(queries=args.queries, pages=args.pages, ranker_quality=args.ranker_quality, seed=args.seed)
+    write_table(sim.table, args.out)
+    print(f"{sim.table.num_rows} rows written to {args.out}")
+
+
+if __name__ == "__main__":
+    main()

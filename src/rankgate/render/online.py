@@ -27,10 +27,18 @@ def render_ab(body: Mapping[str, Any], fmt: str) -> str:
     for row in body["metrics"]:
         ci = row["ci"]
         n = row["n"] if "n" in row else f"{row['n_a']}/{row['n_b']}"
-        rows.append([
-            row["metric"], _num(row["a"]), _num(row["b"]), _num(row["delta"]),
-            f"[{_num(ci[0])}, {_num(ci[1])}]" if ci else "-", _num(row["p_value"]), row["test"], str(n),
-        ])
+        rows.append(
+            [
+                row["metric"],
+                _num(row["a"]),
+                _num(row["b"]),
+                _num(row["delta"]),
+                f"[{_num(ci[0])}, {_num(ci[1])}]" if ci else "-",
+                _num(row["p_value"]),
+                row["test"],
+                str(n),
+            ]
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = [f"B vs A, per {body['unit']} (B - A)"]
     for r in rows:
