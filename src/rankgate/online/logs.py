@@ -293,9 +293,8 @@ def build_log(
         new[1:] = (query[1:] != query[:-1]) | (position[1:] <= position[:-1])
         page = np.cumsum(new) - 1
     page = page.astype(np.int64).ravel()
-    order: np.ndarray | None = np.lexsort((position, page))
-    if np.array_equal(order, np.arange(len(order))):
-        order = None
+    sort = np.lexsort((position, page))
+    order = None if np.array_equal(sort, np.arange(len(sort))) else sort
     take = (lambda a: a) if order is None else (lambda a: a[order])
     page = take(page)
     starts = np.flatnonzero(np.r_[True, page[1:] != page[:-1]])
