@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("comparison", "compat", "rag", "fusion"),
     ("store",),
     ("bench", "retrieve"),
-    ("label",),
+    ("label", "online"),
     ("gate",),
     ("render",),
     ("report", "dashboard"),

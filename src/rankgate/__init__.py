@@ -29,6 +29,7 @@ __all__ = [
     "compare",
     "evaluate",
     "fuse",
+    "interleave",
     "parse_measure",
     "read_qrels",
     "read_run",
@@ -54,6 +55,7 @@ _LAZY = {
     "MeasureError": "rankgate.errors",
     "ConfigError": "rankgate.errors",
     "BackendError": "rankgate.errors",
+    "interleave": "rankgate.online.interleave",
 }
 
 if TYPE_CHECKING:
@@ -69,6 +71,7 @@ if TYPE_CHECKING:
     from rankgate.io.readers import read_qrels, read_run
     from rankgate.measures.parse import parse_measure
     from rankgate.measures.registry import Measure
+    from rankgate.online.interleave import interleave
 
 
 def __getattr__(name: str) -> Any:

@@ -31,6 +31,7 @@ _COMMANDS = {
     "index": ("rankgate.cli.index_cmd", "index_command", "Load a corpus into LanceDB, Chroma or Qdrant."),
     "retrieve": ("rankgate.cli.retrieve_cmd", "retrieve_command", "Ask a live retriever (HTTP, Python, DB) for a run."),
     "label": ("rankgate.cli.label_cmd", "label_command", "Build relevance judgments by pooling and judging."),
+    "online": ("rankgate.cli.online_cmd", "online_group", "Compare live systems from logs: A/B arms, interleaving."),
     "gate": ("rankgate.cli.gate_cmd", "gate_command", "Gate a run in CI against thresholds and a stored baseline."),
     "store": ("rankgate.cli.store_cmd", "store_group", "Add, list and show stored results; set the baseline."),
     "report": ("rankgate.cli.report_cmd", "report_command", "Write an HTML report with plots and history."),

@@ -14,7 +14,7 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rankgate.errors import BackendError, ConfigError, InputError
 from rankgate.extras import require
@@ -22,6 +22,9 @@ from rankgate.label.types import TIER_WEAK, Judgment, Pair
 
 BM25_THRESHOLDS = (0.25, 0.5, 0.75)
 CLICK_THRESHOLDS = (0.05, 0.15, 0.3)
+
+if TYPE_CHECKING:
+    from rankgate.online.clickmodels import ClickModelFit
 CROSS_ENCODER_THRESHOLDS = (0.25, 0.5, 0.75)
 
 
@@ -164,13 +167,65 @@ class BM25Judge:
         return out
 
 
-def read_clicks(path: str | os.PathLike[str]) -> dict[tuple[str, str], tuple[int, int]]:
+class ClickCounts(dict[tuple[str, str], tuple[int, int]]):
+    """``{(query_id, doc_id): (impressions, clicks)}``; from an impression-level log, also the click model's fit."""
+
+    fit: ClickModelFit | None = None
+
+
+def read_clicks(path: str | os.PathLike[str], *, model: str = "pbm", min_impressions: int = 10) -> ClickCounts:
     """``{(query_id, doc_id): (impressions, clicks)}`` from a click log, repeated pairs summed.
 
-    CSV/TSV with a header, or JSONL; columns: a query id (``qid``, ``query_id``, ``query``...),
-    a doc id (``docid``, ``doc_id``, ``doc``...), ``impressions`` (or ``views``, ``shown``)
-    and ``clicks`` (or ``click_count``).
+    Two layouts. Aggregated: CSV/TSV with a header, or JSONL; columns: a query id (``qid``,
+    ``query_id``, ``query``...), a doc id (``docid``, ``doc_id``, ``doc``...), ``impressions``
+    (or ``views``, ``shown``) and ``clicks`` (or ``click_count``). Impression-level (one row per
+    result shown: query id, doc id, ``position``, ``clicked``, optional session and timestamp;
+    CSV/TSV, JSONL or Parquet): read with `rankgate.online.read_click_log`, and the click
+    ``model`` (``pbm``, ``cascade``, ``sdbn``) is fitted; the result's ``fit`` holds its
+    debiased estimates, which `ClickJudge` grades instead of raw CTR.
     """
+    from rankgate.online.clickmodels import fit_click_model
+    from rankgate.online.logs import is_impression_table, read_click_log
+
+    if is_impression_table(_column_names(path)):
+        log = read_click_log(path)
+        fit = fit_click_model(log, model, min_impressions=min_impressions)
+        counts = ClickCounts(
+            zip(fit.pairs(), zip(fit.impressions.tolist(), fit.clicks.tolist(), strict=True), strict=True)
+        )
+        counts.fit = fit
+        return counts
+    return ClickCounts(_read_aggregated(path))
+
+
+def _column_names(path: str | os.PathLike[str]) -> set[str]:
+    """The lowercased column names of a log (its header, first JSON object, or Parquet schema); empty if unknown."""
+    import json
+
+    source = str(path)
+    if source.lower().endswith((".parquet", ".pq")):
+        import pyarrow.parquet as pq
+
+        try:
+            return {n.lower().strip() for n in pq.read_schema(source).names}
+        except OSError as e:
+            raise InputError(f"cannot read the Parquet file: {e}", source=source) from None
+    from rankgate.io.rows import numbered_lines, peek
+
+    first, _ = peek(numbered_lines(path, errors="replace"))
+    if not first:
+        return set()
+    line = first[0][1].strip()
+    if line.startswith("{"):
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            return set()
+        return {str(k).lower().strip() for k in obj} if isinstance(obj, dict) else set()
+    return {c.lower().strip() for c in line.replace("\t", ",").split(",")}
+
+
+def _read_aggregated(path: str | os.PathLike[str]) -> dict[tuple[str, str], tuple[int, int]]:
     from rankgate.io.rows import json_lines, numbered_lines, peek, table_rows
     from rankgate.io.tables import DOC_COLUMNS, QUERY_COLUMNS
 
@@ -230,6 +285,10 @@ def _count(value: Any, what: str, source: str, line: int) -> int:
 class ClickJudge:
     """Grades from click-through rates; pairs shown fewer than ``min_impressions`` times stay unjudged.
 
+    When ``clicks`` came from an impression-level log (`read_clicks` attached a click model's
+    ``fit``), the thresholds apply to the debiased score (the model's relevance: attractiveness,
+    or attractiveness x satisfaction for sdbn) instead of raw CTR.
+
     >>> judge = ClickJudge({("q1", "d1"): (100, 40), ("q1", "d2"): (3, 3)}, thresholds=(0.1, 0.3))
     >>> [(j.doc_id, j.label) for j in judge.judge_batch([Pair("q1", "d1"), Pair("q1", "d2")])]
     [('d1', 2)]
@@ -255,9 +314,14 @@ class ClickJudge:
         self.thresholds = check_thresholds(thresholds)
         self.min_impressions = min_impressions
         self.tier = tier
-        self.model = "ctr"
+        self.fit: ClickModelFit | None = getattr(clicks, "fit", None)
+        self.model = self.fit.model if self.fit is not None else "ctr"
+        self._score: dict[tuple[str, str], tuple[float, float]] = {}
+        if self.fit is not None:
+            values = zip(self.fit.relevance.tolist(), self.fit.stderr.tolist(), strict=True)
+            self._score = dict(zip(self.fit.pairs(), values, strict=True))
         digest = _short_hash(sorted(clicks.items()))
-        self.judge_id = "clicks:" + _short_hash(self.thresholds, min_impressions, digest)
+        self.judge_id = "clicks:" + _short_hash(self.thresholds, min_impressions, digest, self.model)
 
     def describe(self) -> dict[str, object]:
         return {
@@ -266,8 +330,9 @@ class ClickJudge:
             "thresholds": list(self.thresholds),
             "min_impressions": self.min_impressions,
             "pairs_in_log": len(self.clicks),
+            "model": self.model,
             "tier": self.tier,
-        }
+        } | ({"click_model": self.fit.summary()} if self.fit is not None else {})
 
     def labelable(self) -> list[tuple[str, str]]:
         """Every logged pair with enough impressions (the pool when no run is given)."""
@@ -283,7 +348,14 @@ class ClickJudge:
             if shown < self.min_impressions:
                 continue
             ctr = clicked / shown
-            out.append(_judgment(self, pair, grade(ctr, self.thresholds), ctr, f"CTR {ctr:.3f} ({clicked}/{shown})"))
+            if self.fit is None:
+                out.append(
+                    _judgment(self, pair, grade(ctr, self.thresholds), ctr, f"CTR {ctr:.3f} ({clicked}/{shown})")
+                )
+                continue
+            score, stderr = self._score[(pair.query_id, pair.doc_id)]
+            reason = f"{self.model} relevance {score:.3f} +- {stderr:.3f} (raw CTR {ctr:.3f} = {clicked}/{shown})"
+            out.append(_judgment(self, pair, grade(score, self.thresholds), score, reason))
         return out
 
 
