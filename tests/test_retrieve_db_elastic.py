@@ -22,7 +22,7 @@ import pytest
 
 from rankgate.errors import ConfigError
 from rankgate.retrieve.base import QueryFailed, TransientFailure
-from rankgate.retrieve.kinds import load_kind
+from rankgate.retrieve.spec import open_retriever
 from tests.test_retrieve_db import VECTORS, FixedEncoder
 
 pytestmark = pytest.mark.extra("elastic")
@@ -142,7 +142,9 @@ def test_match_query_body_and_hits(recorded: Recorded) -> None:
             answer=search_answer(("d7", 3.2), ("d2", 1.25)),
         )
     )
-    live = load_kind({"kind": "elasticsearch", "url": recorded.url, "index": "docs", "field": "text"}, "es.yaml")
+    live = open_retriever(
+        {"kind": "elasticsearch", "url": recorded.url, "index": "docs", "field": "text"}, key_path="es.yaml"
+    )
     hits = live.search("q1", "brew tea", 3)
     assert [(h.doc_id, h.score) for h in hits] == [("d7", 3.2), ("d2", 1.25)]
     assert live.identity() == {
@@ -153,8 +155,7 @@ def test_match_query_body_and_hits(recorded: Recorded) -> None:
         "field": "text",
         "id_field": None,
         "num_candidates": None,
-        "timeout": 30.0,
-    }
+    }  # no timeout: it changes no answer, so it does not key the cache
     live.close()
 
 
@@ -174,7 +175,7 @@ def test_elasticsearch_knn_body(recorded: Recorded) -> None:
         "field": "emb",
         "id_field": "doc_id",
     }
-    live = load_kind(spec, "es.yaml", encoder_factory=_factory())
+    live = open_retriever(spec, key_path="es.yaml", encoder_factory=_factory())
     assert [(h.doc_id, h.score) for h in live.search("q1", "beta", 2)] == [("d-beta", 0.98), ("d-alpha", 0.75)]
     assert live.identity()["encoder"]["model"] == "fixed-2d"
 
@@ -183,12 +184,14 @@ def test_opensearch_knn_body(recorded: Recorded) -> None:
     body = {"size": 2, "query": {"knn": {"emb": {"vector": _knn_vector(), "k": 2}}}, "_source": False}
     recorded.exchanges.append(Exchange("/docs%20v2/_search", body, answer=search_answer(("d-beta", 0.9))))
     spec = {"kind": "opensearch", "url": recorded.url + "/", "index": "docs v2", "query": "knn", "field": "emb"}
-    live = load_kind(spec, "os.yaml", encoder_factory=_factory())
+    live = open_retriever(spec, key_path="os.yaml", encoder_factory=_factory())
     assert [h.doc_id for h in live.search("q1", "beta", 2)] == ["d-beta"]  # the index name is URL-quoted
 
 
 def _match(recorded: Recorded, **spec: Any) -> Any:
-    return load_kind({"kind": "opensearch", "url": recorded.url, "index": "docs", "field": "text", **spec}, "os.yaml")
+    return open_retriever(
+        {"kind": "opensearch", "url": recorded.url, "index": "docs", "field": "text", **spec}, key_path="os.yaml"
+    )
 
 
 MATCH_BODY = {"size": 5, "query": {"match": {"text": {"query": "q"}}}, "_source": False}
@@ -253,7 +256,9 @@ def test_timeouts_and_refused_connections_are_transient(recorded: Recorded) -> N
         hold.set()
     closed = Recorded()
     closed.close()  # nothing listens on its port any more
-    live = load_kind({"kind": "elasticsearch", "url": closed.url, "index": "docs", "field": "text"}, "es.yaml")
+    live = open_retriever(
+        {"kind": "elasticsearch", "url": closed.url, "index": "docs", "field": "text"}, key_path="es.yaml"
+    )
     with pytest.raises(TransientFailure, match="ConnectError"):
         live.search("q1", "q", 5)
 
@@ -284,4 +289,4 @@ BAD = [
 def test_bad_specs_name_the_key(changes: dict[str, Any], message: str) -> None:
     spec = {"kind": "opensearch", "url": "http://127.0.0.1:9200", "index": "docs", "field": "text", **changes}
     with pytest.raises(ConfigError, match=message):
-        load_kind({k: v for k, v in spec.items() if v is not None}, "os.yaml")
+        open_retriever({k: v for k, v in spec.items() if v is not None}, key_path="os.yaml")
