@@ -15,6 +15,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,7 @@ import pytest
 from rankgate.errors import ConfigError
 from rankgate.retrieve.base import QueryFailed, TransientFailure
 from rankgate.retrieve.spec import open_retriever
+from tests.cli_support import invoke
 from tests.test_retrieve_db import VECTORS, FixedEncoder
 
 pytestmark = pytest.mark.extra("elastic")
@@ -290,3 +292,30 @@ def test_bad_specs_name_the_key(changes: dict[str, Any], message: str) -> None:
     spec = {"kind": "opensearch", "url": "http://127.0.0.1:9200", "index": "docs", "field": "text", **changes}
     with pytest.raises(ConfigError, match=message):
         open_retriever({k: v for k, v in spec.items() if v is not None}, key_path="os.yaml")
+
+
+def test_rankgate_retrieve_against_the_recorded_server_with_and_without_timeout(
+    recorded: Recorded, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The CLI path: a SPEC file, then the same with --timeout, which replaces the SPEC's timeout key."""
+    queries = tmp_path / "queries.tsv"
+    queries.write_text("q1\tbrew tea\nq2\tgreen tea\n", encoding="utf-8")
+    spec = tmp_path / "es.yaml"
+    spec.write_text(f"kind: elasticsearch\nurl: {recorded.url}\nindex: docs\nfield: text\ntimeout: 0.001\n")
+
+    def body(text: str) -> dict[str, Any]:
+        return {"size": 2, "query": {"match": {"text": {"query": text}}}, "_source": False}
+
+    answers = {"brew tea": search_answer(("d7", 3.2), ("d2", 1.25)), "green tea": search_answer(("d2", 2.5))}
+    for _ in range(2):
+        recorded.exchanges += [Exchange("/docs/_search", body(t), answer=a) for t, a in answers.items()]
+    argv = ("retrieve", "--queries", str(queries), "--retriever", str(spec), "-k", "2", "--concurrency", "1")
+    code, _, err = invoke(capsys, *argv, "-o", str(tmp_path / "a.txt"), "--timeout", "10", "--no-cache")
+    assert code == 0, err
+    expected = "q1 Q0 d7 1 3.2 a\nq1 Q0 d2 2 1.25 a\nq2 Q0 d2 1 2.5 a\n"
+    assert (tmp_path / "a.txt").read_text() == expected
+    spec.write_text(spec.read_text().replace("timeout: 0.001", "timeout: 10"))
+    code, _, err = invoke(capsys, *argv, "-o", str(tmp_path / "b.txt"), "--no-cache")
+    assert code == 0, err
+    assert (tmp_path / "b.txt").read_text() == expected.replace(" a\n", " b\n")
+    assert recorded.exchanges == [] and len(recorded.seen) == 4
