@@ -106,7 +106,7 @@ def test_secret_header_is_never_written(
         ("kind: http\nurl: http://x/s\nid: id\n", "spec.yaml: hits: is required"),
         (
             "kind: http\nurl: http://x/s\nhits: results\nid: id\nhit: x\n",
-            "spec.yaml: hit: unknown key (allowed here: kind, name, url, method",
+            "spec.yaml: hit: unknown key (allowed here: kind, url, method",
         ),
         ("kind: http\nurl: http://x/s\nhits: 'results[?'\nid: id\n", "spec.yaml: hits: not a JMESPath expression"),
         (

@@ -38,8 +38,8 @@ from rankgate.retrieve.base import KINDS, Hit, LiveRetriever, TransientFailure
 
 PYTHON_PREFIX = "python:"
 MAX_SPEC_BYTES = 1_000_000
-COMMON_KEYS = ("kind", "name")
-"""Keys every SPEC may hold besides its kind's own (``name``: a label, read by nothing that changes answers)."""
+COMMON_KEYS = ("kind",)
+"""Keys every SPEC holds besides its kind's own."""
 
 _ENV = re.compile(r"\$\{([^}]*)\}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -218,7 +218,7 @@ class Keys:
     >>> Keys({"kind": "lancedb", "path": "idx", "k1": 2}, Where("retriever.yaml"), ("path",))
     Traceback (most recent call last):
     ...
-    rankgate.errors.ConfigError: retriever.yaml: k1: unknown key (allowed here: kind, name, path)
+    rankgate.errors.ConfigError: retriever.yaml: k1: unknown key (allowed here: kind, path)
     >>> keys = Keys({"kind": "lancedb", "path": "idx"}, "spec", ("path", "metric"))
     >>> keys.text("path"), keys.choice("metric", ("cosine", "l2"), "cosine")
     ('idx', 'cosine')
