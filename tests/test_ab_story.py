@@ -149,9 +149,7 @@ def test_the_ab_walk_through_of_the_docs(service: str, capsys: pytest.CaptureFix
     assert any("max growth 50%" in line for line in lines)
 
 
-def check_gate_json(
-    capsys: pytest.CaptureFixture[str], r_old: float, r_new: float, summaries: dict[str, Any]
-) -> str:
+def check_gate_json(capsys: pytest.CaptureFixture[str], r_old: float, r_new: float, summaries: dict[str, Any]) -> str:
     """The docs' gate command again with --format json: every gate's status against the oracles; the verdict."""
     [command] = [c for c in commands(doc_block("sh", "rankgate compare")) if c.text.startswith("rankgate gate")]
     code, out, err = invoke(capsys, *shlex.split(command.text)[1:], "--format", "json")

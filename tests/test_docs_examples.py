@@ -129,7 +129,7 @@ NOT_RUN: tuple[tuple[str, str], ...] = (
     (r"^rankgate bench demo$", "the same as README.md's `rankgate bench demo`, which runs"),
     (r"^rankgate bench demo -r bm25 -r dense -r hybrid", "a grid of a dozen configurations: minutes on 2 cores"),
     (r"^python - <<'EOF'", "a timing script (writes /tmp/bench-store.db); tests/test_store.py covers the store"),
-    (r"(?<![\w./-])ab/", "docs/retrieve.md's A/B walk-through needs its search service; tests/test_ab_story.py runs it"),
+    (r"(?<![\w./-])ab/", "docs/retrieve.md's A/B walk-through needs its service; tests/test_ab_story.py runs it"),
 )
 # Commands whose outcome on the example files is a failing gate: exit 1 (regex -> code, why).
 EXIT_CODES: tuple[tuple[str, int, str], ...] = (

@@ -83,7 +83,9 @@ def read_spec(spec: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[dict[st
     if isinstance(spec, Mapping):
         return dict(spec), None
     if not isinstance(spec, str | os.PathLike):
-        raise ConfigError(f"a retriever SPEC is a file, python:module:function or a mapping. Got {brief(spec)} instead.")
+        raise ConfigError(
+            f"a retriever SPEC is a file, python:module:function or a mapping. Got {brief(spec)} instead."
+        )
     text = os.fspath(spec)
     if text.startswith(PYTHON_PREFIX):
         return {"kind": "python", "target": text[len(PYTHON_PREFIX) :]}, text
