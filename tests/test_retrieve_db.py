@@ -1,25 +1,31 @@
 """The embedded vector databases, for real: LanceDB and Chroma on disk, Qdrant in local mode.
 
 Each test writes a real database in a temporary folder (through `rankgate.retrieve.indexing`,
-the code behind ``rankgate index``) and searches it through the adapter `load_kind` builds.
+the code behind ``rankgate index``) and searches it through the adapter `open_retriever` builds,
+and through ``rankgate retrieve`` (with and without ``--timeout``).
 Oracles: hand-worked cosine values on three fixed vectors, and brute-force cosine in numpy.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+import yaml
 
 from rankgate.bench.encoders import HashingEncoder
+from rankgate.data import demo_dir
 from rankgate.errors import ConfigError
-from rankgate.retrieve import LiveRetriever
+from rankgate.io.texts import read_queries
+from rankgate.retrieve import LiveRetriever, TransientFailure
 from rankgate.retrieve.indexing import index_corpus, read_documents
-from rankgate.retrieve.kinds import load_kind
+from rankgate.retrieve.spec import TimedRetriever, open_retriever
+from tests.cli_support import invoke
 
 pytestmark = pytest.mark.extra("bench", "lancedb", "chroma", "qdrant")
 
@@ -74,7 +80,7 @@ def test_hand_worked_cosine_order_and_scores(kind: str, three_docs: Path, tmp_pa
     factory = _factory(FixedEncoder(VECTORS))
     result = index_corpus(three_docs, f"{kind}:{tmp_path / kind}:hand", encoder_factory=factory)
     assert result.documents == 3 and result.dim == 2
-    live = load_kind(result.spec, "spec", encoder_factory=factory)
+    live = open_retriever(result.spec, key_path="spec", encoder_factory=factory)
     try:
         assert isinstance(live, LiveRetriever) and live.kind == kind
         hits = live.search("q1", "east", 3)
@@ -107,7 +113,7 @@ QUERIES = ("offline map phone signal", "water the plant when soil is dry", "brea
 
 @pytest.mark.parametrize("kind", EMBEDDED)
 def test_databases_agree_with_brute_force_cosine(kind: str, demo_databases: dict[str, dict[str, Any]]) -> None:
-    live = load_kind(demo_databases[kind], "spec", encoder_factory=_factory(HashingEncoder(64)))
+    live = open_retriever(demo_databases[kind], key_path="spec", encoder_factory=_factory(HashingEncoder(64)))
     try:
         for query in QUERIES:
             k = 10
@@ -144,7 +150,7 @@ def test_an_existing_table_is_kept_unless_overwrite(three_docs: Path, tmp_path: 
         with pytest.raises(ConfigError, match=r"exists.*--overwrite"):
             index_corpus(three_docs, target, encoder_factory=factory)
         again = index_corpus(three_docs, target, encoder_factory=factory, overwrite=True)
-        live = load_kind(again.spec, "", encoder_factory=factory)
+        live = open_retriever(again.spec, encoder_factory=factory)
         try:
             assert len(live.search("q", "east", 10)) == 3  # replaced, not appended
         finally:
@@ -182,14 +188,85 @@ def test_bad_specs_name_the_key(
 ) -> None:
     root = str(Path(demo_databases[kind]["path"]).parent)
     with pytest.raises(ConfigError, match=message):
-        load_kind(_spec(kind, root, **changes), "spec", encoder_factory=_factory(HashingEncoder(64)))
+        open_retriever(_spec(kind, root, **changes), key_path="spec", encoder_factory=_factory(HashingEncoder(64)))
 
 
 def test_unknown_and_missing_kinds() -> None:
-    with pytest.raises(ConfigError, match=r"^r.yaml.kind: is required \(kinds: http, python"):
-        load_kind({"path": "x"}, "r.yaml")
-    with pytest.raises(ConfigError, match="must be a mapping"):
-        load_kind(["lancedb"], "r.yaml")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"^r.yaml: the 'kind' key is missing; one of: http, python"):
+        open_retriever({"path": "x"}, key_path="r.yaml")
+    with pytest.raises(ConfigError, match=r"^r.yaml.kind: unknown kind 'solr'; one of: http, python"):
+        open_retriever({"kind": "solr"}, key_path="r.yaml")
+    with pytest.raises(ConfigError, match="a retriever SPEC is a file, python:module:function or a mapping"):
+        open_retriever(["lancedb"])  # type: ignore[arg-type]
+
+
+def _write(path: Path, spec: dict[str, Any]) -> str:
+    path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    return str(path)
+
+
+def _run_lines(path: Path) -> list[tuple[str, str, float]]:
+    rows = [line.split() for line in path.read_text().splitlines()]
+    return [(q, d, float(s)) for q, _, d, _, s, _ in rows]
+
+
+@pytest.mark.parametrize("kind", EMBEDDED)
+def test_rankgate_retrieve_searches_each_database_with_and_without_timeout(
+    kind: str,
+    demo_databases: dict[str, dict[str, Any]],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The CLI path: a SPEC file, --timeout (which these kinds have no key for), the cache shared across it."""
+    monkeypatch.setattr("rankgate.bench.factory.default_encoder_factory", _factory(HashingEncoder(64)))
+    spec = _write(tmp_path / f"{kind}.yaml", demo_databases[kind])
+    cache = str(tmp_path / "answers.sqlite")
+    common = ("retrieve", "--queries", "demo", "--retriever", spec, "-k", "5", "--cache", cache, "--format", "json")
+    code, out, err = invoke(capsys, *common, "-o", str(tmp_path / "plain.txt"))
+    assert code == 0, err
+    plain = json.loads(out)
+    assert (plain["retriever"]["kind"], plain["queries"], plain["answered"], plain["asked"]) == (kind, 63, 63, 63)
+    code, out, err = invoke(capsys, *common, "-o", str(tmp_path / "timed.txt"), "--timeout", "30")
+    assert code == 0, err
+    timed = json.loads(out)
+    assert timed["from_cache"] == 63 and timed["asked"] == 0  # a timeout changes no answer: same cache key
+    code, out, err = invoke(capsys, *common, "-o", str(tmp_path / "fresh.txt"), "--timeout", "30", "--no-cache")
+    assert code == 0 and json.loads(out)["asked"] == 63, err
+    run = _run_lines(tmp_path / "plain.txt")
+    assert run == _run_lines(tmp_path / "timed.txt") and len(run) == 63 * 5
+    assert {(q, d) for q, d, _ in run} == {(q, d) for q, d, _ in _run_lines(tmp_path / "fresh.txt")}
+    # the oracle: brute-force cosine's top hit of each of a few queries is the run's first row
+    queries = dict(read_queries(demo_dir() / "queries.jsonl"))
+    for qid in ("q01", "q02", "q03"):
+        ids, scores = _brute_force(queries[qid], 200)
+        first = next(d for q, d, _ in run if q == qid)
+        assert first == ids[0] or scores[0] - 1e-5 <= scores[ids.index(first)]
+
+
+def test_timeout_of_a_kind_without_one_gives_up_on_a_stuck_search() -> None:
+    release = threading.Event()
+
+    class Stuck:
+        kind = "lancedb"
+
+        def identity(self) -> dict[str, Any]:
+            return {"kind": "lancedb"}
+
+        def search(self, query_id: str, text: str, k: int) -> list[Any]:
+            release.wait(10)
+            return []
+
+        def close(self) -> None:
+            release.set()
+
+    timed = TimedRetriever(Stuck(), 0.05)
+    try:
+        with pytest.raises(TransientFailure, match=r"lancedb search did not return within 0\.05 s"):
+            timed.search("q1", "text", 3)
+        assert timed.identity() == {"kind": "lancedb"}
+    finally:
+        timed.close()
 
 
 def test_index_target_errors(tmp_path: Path) -> None:

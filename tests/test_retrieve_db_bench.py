@@ -15,6 +15,7 @@ from rankgate.bench.retrievers.live import LiveBenchRetriever
 from rankgate.errors import BackendError, ConfigError
 from rankgate.retrieve.base import Hit, QueryFailed, TransientFailure
 from rankgate.retrieve.indexing import index_corpus, spec_yaml
+from rankgate.retrieve.runner import RetryPolicy
 from tests.bench_support import CountingEncoder, factory_of
 
 
@@ -67,8 +68,13 @@ def test_transient_failures_are_retried_and_lasting_ones_name_the_query(monkeypa
     r = _bound(live)
     assert r.search([("q1", "first query")], 5).ids.tolist() == [[0, -1, -1, -1, -1]]
     assert waits == [1.5]  # Retry-After honoured
-    r = _bound(ScriptedLive([TransientFailure("HTTP 500")] * 3), attempts=3)
-    with pytest.raises(BackendError, match="team: query 'q1' failed 3 times: HTTP 500"):
+    waits.clear()
+    r = _bound(ScriptedLive([TransientFailure("HTTP 500")] * 4))  # the runner's policy: 3 retries by default
+    with pytest.raises(BackendError, match="team: query 'q1' failed 4 times: HTTP 500"):
+        r.search([("q1", "first query")], 5)
+    assert len(waits) == 3 and all(0.0 <= w <= 0.5 * 2**n for n, w in enumerate(waits))  # full-jitter backoff
+    r = _bound(ScriptedLive([TransientFailure("HTTP 500")] * 2), retry=RetryPolicy(retries=1))
+    with pytest.raises(BackendError, match="team: query 'q1' failed 2 times: HTTP 500"):
         r.search([("q1", "first query")], 5)
     r = _bound(ScriptedLive([QueryFailed("hit 0 has no _id")]))
     with pytest.raises(BackendError, match="team: query 'q2': hit 0 has no _id"):

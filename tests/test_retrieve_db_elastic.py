@@ -15,6 +15,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,7 +23,8 @@ import pytest
 
 from rankgate.errors import ConfigError
 from rankgate.retrieve.base import QueryFailed, TransientFailure
-from rankgate.retrieve.kinds import load_kind
+from rankgate.retrieve.spec import open_retriever
+from tests.cli_support import invoke
 from tests.test_retrieve_db import VECTORS, FixedEncoder
 
 pytestmark = pytest.mark.extra("elastic")
@@ -142,7 +144,9 @@ def test_match_query_body_and_hits(recorded: Recorded) -> None:
             answer=search_answer(("d7", 3.2), ("d2", 1.25)),
         )
     )
-    live = load_kind({"kind": "elasticsearch", "url": recorded.url, "index": "docs", "field": "text"}, "es.yaml")
+    live = open_retriever(
+        {"kind": "elasticsearch", "url": recorded.url, "index": "docs", "field": "text"}, key_path="es.yaml"
+    )
     hits = live.search("q1", "brew tea", 3)
     assert [(h.doc_id, h.score) for h in hits] == [("d7", 3.2), ("d2", 1.25)]
     assert live.identity() == {
@@ -153,8 +157,7 @@ def test_match_query_body_and_hits(recorded: Recorded) -> None:
         "field": "text",
         "id_field": None,
         "num_candidates": None,
-        "timeout": 30.0,
-    }
+    }  # no timeout: it changes no answer, so it does not key the cache
     live.close()
 
 
@@ -174,7 +177,7 @@ def test_elasticsearch_knn_body(recorded: Recorded) -> None:
         "field": "emb",
         "id_field": "doc_id",
     }
-    live = load_kind(spec, "es.yaml", encoder_factory=_factory())
+    live = open_retriever(spec, key_path="es.yaml", encoder_factory=_factory())
     assert [(h.doc_id, h.score) for h in live.search("q1", "beta", 2)] == [("d-beta", 0.98), ("d-alpha", 0.75)]
     assert live.identity()["encoder"]["model"] == "fixed-2d"
 
@@ -183,12 +186,14 @@ def test_opensearch_knn_body(recorded: Recorded) -> None:
     body = {"size": 2, "query": {"knn": {"emb": {"vector": _knn_vector(), "k": 2}}}, "_source": False}
     recorded.exchanges.append(Exchange("/docs%20v2/_search", body, answer=search_answer(("d-beta", 0.9))))
     spec = {"kind": "opensearch", "url": recorded.url + "/", "index": "docs v2", "query": "knn", "field": "emb"}
-    live = load_kind(spec, "os.yaml", encoder_factory=_factory())
+    live = open_retriever(spec, key_path="os.yaml", encoder_factory=_factory())
     assert [h.doc_id for h in live.search("q1", "beta", 2)] == ["d-beta"]  # the index name is URL-quoted
 
 
 def _match(recorded: Recorded, **spec: Any) -> Any:
-    return load_kind({"kind": "opensearch", "url": recorded.url, "index": "docs", "field": "text", **spec}, "os.yaml")
+    return open_retriever(
+        {"kind": "opensearch", "url": recorded.url, "index": "docs", "field": "text", **spec}, key_path="os.yaml"
+    )
 
 
 MATCH_BODY = {"size": 5, "query": {"match": {"text": {"query": "q"}}}, "_source": False}
@@ -253,7 +258,9 @@ def test_timeouts_and_refused_connections_are_transient(recorded: Recorded) -> N
         hold.set()
     closed = Recorded()
     closed.close()  # nothing listens on its port any more
-    live = load_kind({"kind": "elasticsearch", "url": closed.url, "index": "docs", "field": "text"}, "es.yaml")
+    live = open_retriever(
+        {"kind": "elasticsearch", "url": closed.url, "index": "docs", "field": "text"}, key_path="es.yaml"
+    )
     with pytest.raises(TransientFailure, match="ConnectError"):
         live.search("q1", "q", 5)
 
@@ -284,4 +291,31 @@ BAD = [
 def test_bad_specs_name_the_key(changes: dict[str, Any], message: str) -> None:
     spec = {"kind": "opensearch", "url": "http://127.0.0.1:9200", "index": "docs", "field": "text", **changes}
     with pytest.raises(ConfigError, match=message):
-        load_kind({k: v for k, v in spec.items() if v is not None}, "os.yaml")
+        open_retriever({k: v for k, v in spec.items() if v is not None}, key_path="os.yaml")
+
+
+def test_rankgate_retrieve_against_the_recorded_server_with_and_without_timeout(
+    recorded: Recorded, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The CLI path: a SPEC file, then the same with --timeout, which replaces the SPEC's timeout key."""
+    queries = tmp_path / "queries.tsv"
+    queries.write_text("q1\tbrew tea\nq2\tgreen tea\n", encoding="utf-8")
+    spec = tmp_path / "es.yaml"
+    spec.write_text(f"kind: elasticsearch\nurl: {recorded.url}\nindex: docs\nfield: text\ntimeout: 0.001\n")
+
+    def body(text: str) -> dict[str, Any]:
+        return {"size": 2, "query": {"match": {"text": {"query": text}}}, "_source": False}
+
+    answers = {"brew tea": search_answer(("d7", 3.2), ("d2", 1.25)), "green tea": search_answer(("d2", 2.5))}
+    for _ in range(2):
+        recorded.exchanges += [Exchange("/docs/_search", body(t), answer=a) for t, a in answers.items()]
+    argv = ("retrieve", "--queries", str(queries), "--retriever", str(spec), "-k", "2", "--concurrency", "1")
+    code, _, err = invoke(capsys, *argv, "-o", str(tmp_path / "a.txt"), "--timeout", "10", "--no-cache")
+    assert code == 0, err
+    expected = "q1 Q0 d7 1 3.2 a\nq1 Q0 d2 2 1.25 a\nq2 Q0 d2 1 2.5 a\n"
+    assert (tmp_path / "a.txt").read_text() == expected
+    spec.write_text(spec.read_text().replace("timeout: 0.001", "timeout: 10"))
+    code, _, err = invoke(capsys, *argv, "-o", str(tmp_path / "b.txt"), "--no-cache")
+    assert code == 0, err
+    assert (tmp_path / "b.txt").read_text() == expected.replace(" a\n", " b\n")
+    assert recorded.exchanges == [] and len(recorded.seen) == 4

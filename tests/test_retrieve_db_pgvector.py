@@ -23,7 +23,7 @@ import pytest
 
 from rankgate.errors import BackendError, ConfigError
 from rankgate.retrieve.base import TransientFailure
-from rankgate.retrieve.kinds import load_kind
+from rankgate.retrieve.spec import open_retriever
 from tests.postgres_support import PostgresServer, start_server
 from tests.test_retrieve_db import VECTORS, FixedEncoder
 
@@ -127,7 +127,7 @@ def test_hand_worked_distances(
         "ef_search": 40,
         "timeout": 5,
     }
-    live = load_kind(spec, "pg.yaml", encoder_factory=_factory())
+    live = open_retriever(spec, key_path="pg.yaml", encoder_factory=_factory())
     try:
         hits = live.search("q1", "east", 3)
         assert [h.doc_id for h in hits] == [d for d, _ in HAND_WORKED[distance]]
@@ -138,14 +138,18 @@ def test_hand_worked_distances(
 
 
 def test_the_password_is_never_shown(table: str, pgvector_server: PostgresServer) -> None:
-    live = load_kind({"kind": "pgvector", "url": table, "table": "search.docs"}, "pg.yaml", encoder_factory=_factory())
+    live = open_retriever(
+        {"kind": "pgvector", "url": table, "table": "search.docs"}, key_path="pg.yaml", encoder_factory=_factory()
+    )
     try:
         assert pgvector_server.password not in str(live.identity()) and ":***@" in live.identity()["url"]
     finally:
         live.close()
     wrong = table.replace(pgvector_server.password, "not-the-password")
     with pytest.raises(BackendError, match="cannot connect") as info:
-        load_kind({"kind": "pgvector", "url": wrong, "table": "search.docs"}, "pg.yaml", encoder_factory=_factory())
+        open_retriever(
+            {"kind": "pgvector", "url": wrong, "table": "search.docs"}, key_path="pg.yaml", encoder_factory=_factory()
+        )
     assert "not-the-password" not in str(info.value)
 
 
@@ -161,15 +165,19 @@ def test_the_password_is_never_shown(table: str, pgvector_server: PostgresServer
 )
 def test_bad_specs_name_the_key(table: str, changes: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        load_kind(
-            {"kind": "pgvector", "url": table, "table": "search.docs", **changes}, "pg.yaml", encoder_factory=_factory()
+        open_retriever(
+            {"kind": "pgvector", "url": table, "table": "search.docs", **changes},
+            key_path="pg.yaml",
+            encoder_factory=_factory(),
         )
 
 
 def test_a_lost_connection_is_transient_and_the_next_query_reconnects(table: str) -> None:
     import psycopg
 
-    live = load_kind({"kind": "pgvector", "url": table, "table": "search.docs"}, "pg.yaml", encoder_factory=_factory())
+    live = open_retriever(
+        {"kind": "pgvector", "url": table, "table": "search.docs"}, key_path="pg.yaml", encoder_factory=_factory()
+    )
     try:
         pid = live._connection().info.backend_pid  # type: ignore[attr-defined]
         with psycopg.connect(table, autocommit=True) as admin:

@@ -103,12 +103,24 @@ def test_secret_header_is_never_written(
     [
         ("url: http://x/search\n", "spec.yaml: the 'kind' key is missing"),
         ("kind: solr\n", "spec.yaml: kind: unknown kind 'solr'"),
-        ("kind: http\nurl: http://x/s\nid: id\n", "spec.yaml: hits: this key is required"),
-        ("kind: http\nurl: http://x/s\nhits: results\nid: id\nhit: x\n", "spec.yaml: hit: unknown key"),
+        ("kind: http\nurl: http://x/s\nid: id\n", "spec.yaml: hits: is required"),
+        (
+            "kind: http\nurl: http://x/s\nhits: results\nid: id\nhit: x\n",
+            "spec.yaml: hit: unknown key (allowed here: kind, url, method",
+        ),
         ("kind: http\nurl: http://x/s\nhits: 'results[?'\nid: id\n", "spec.yaml: hits: not a JMESPath expression"),
-        ("kind: http\nurl: ftp://x/s\nhits: r\nid: id\n", "spec.yaml: url: must start with http:// or https://"),
-        ("kind: http\nurl: http://x/s\nmethod: PUT\nhits: r\nid: id\n", "spec.yaml: method: GET or POST"),
-        ("kind: http\nurl: http://x/s\nhits: r\nid: id\ntimeout: -1\n", "spec.yaml: timeout: expected a number > 0"),
+        (
+            "kind: http\nurl: ftp://x/s\nhits: r\nid: id\n",
+            "spec.yaml: url: must start with http:// or https://. Got 'ftp://x/s'",
+        ),
+        (
+            "kind: http\nurl: http://x/s\nmethod: PUT\nhits: r\nid: id\n",
+            "spec.yaml: method: must be GET or POST. Got 'PUT' instead.",
+        ),
+        (
+            "kind: http\nurl: http://x/s\nhits: r\nid: id\ntimeout: -1\n",
+            "spec.yaml: timeout: must be a number > 0. Got -1 instead.",
+        ),
         (
             "kind: http\nurl: http://x/s\nhits: r\nid: id\nheaders: {X-Key: '${RANKGATE_TEST_UNSET}'}\n",
             "spec.yaml: headers.X-Key: environment variable RANKGATE_TEST_UNSET is not set",
@@ -116,6 +128,10 @@ def test_secret_header_is_never_written(
         ("kind: python\ntarget: no_such_module_xyz:f\n", "spec.yaml: target: cannot import no_such_module_xyz"),
         ("kind: http\nkind: http\n", "spec.yaml:2: duplicate key 'kind'"),
         ("[1, 2]\n", "spec.yaml: expected a mapping with a 'kind' key"),
+        ("kind: http\nurl: http://x/s\nhits: r\nid: id\ntimeout: .inf\n", "spec.yaml: timeout: must be a number > 0"),
+        ("kind: lancedb\npath: nowhere\ntable: t\n", "spec.yaml: path: nowhere: no such folder"),
+        ("kind: chroma\npath: .\ncollection: c\ncolour: red\n", "spec.yaml: colour: unknown key (allowed here: kind"),
+        ("kind: qdrant\ncollection: c\n", "spec.yaml: give either url (a Qdrant server) or path (local mode)"),
     ],
 )
 def test_bad_specs_exit_2_naming_the_key(

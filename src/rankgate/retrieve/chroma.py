@@ -15,8 +15,8 @@ from typing import Any
 from rankgate.bench.factory import EncoderFactory
 from rankgate.extras import require
 from rankgate.retrieve.base import Hit, QueryFailed, TransientFailure
-from rankgate.retrieve.dbconfig import Keys
 from rankgate.retrieve.encode import ENCODER_KEYS, QueryEncoder
+from rankgate.retrieve.spec import Keys, Where
 
 KEYS = ("path", "collection", "id_field", *ENCODER_KEYS)
 
@@ -33,6 +33,7 @@ class ChromaRetriever:
     """Nearest neighbours of the query's vector in one Chroma collection."""
 
     kind = "chroma"
+    keys = KEYS
 
     def __init__(self, client: Any, collection: Any, encoder: QueryEncoder, settings: Mapping[str, Any]) -> None:
         self.client = client
@@ -43,7 +44,7 @@ class ChromaRetriever:
 
     @classmethod
     def from_config(
-        cls, config: Mapping[str, Any], where: str, *, encoder_factory: EncoderFactory | None = None
+        cls, config: Mapping[str, Any], where: Where | str, *, encoder_factory: EncoderFactory | None = None
     ) -> ChromaRetriever:
         keys = Keys(config, where, KEYS)
         path = keys.existing_path("path")

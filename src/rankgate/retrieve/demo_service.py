@@ -11,10 +11,15 @@ It counts requests per query text (``requests``), can sleep a fixed time per req
 and a subclass can answer more paths (`SearchService.route`). `demo_search` is BM25 over the demo
 collection (bm25s, from the bench extra); `demo_spec` is the ``http`` retriever SPEC that reads
 this service's answers; `demo_retrieve` is the retrieve step of ``rankgate demo``.
+
+``python -m rankgate.retrieve.demo_service [--port 8080] [--spec old.yaml]`` serves the demo BM25
+until interrupted, for trying ``rankgate retrieve`` by hand (docs/retrieve.md's A/B walk-through):
+it writes the SPEC that reads it, then prints one line, ``serving ... at URL``, on stderr.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -73,6 +78,13 @@ class SearchService:
         self._server.server_close()
         if self._thread is not None:
             self._thread.join()
+
+    def serve_forever(self) -> None:
+        """Serve in this thread until interrupted (Ctrl-C, SIGTERM)."""
+        try:
+            self._server.serve_forever()
+        finally:
+            self._server.server_close()
 
     def __enter__(self) -> SearchService:
         return self.start()
@@ -204,3 +216,36 @@ def demo_retrieve(folder: str | os.PathLike[str], *, k: int = 100) -> Any:
             return retrieve(queries, retriever, k=k, output=Path(folder) / "service_bm25.txt", concurrency=4)
         finally:
             retriever.close()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Serve BM25 over the demo corpus until interrupted (see the module docstring)."""
+    import argparse
+    import signal
+    import sys
+
+    import yaml
+
+    from rankgate.io.source import atomic_writer
+
+    parser = argparse.ArgumentParser(
+        prog="python -m rankgate.retrieve.demo_service", description="BM25 over the demo corpus as a JSON search API."
+    )
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8080, help="0: a free port (default 8080)")
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds to sleep per request")
+    parser.add_argument("--spec", help="write the http retriever SPEC that reads this service here")
+    args = parser.parse_args(argv)
+    service = SearchService(demo_search(), host=args.host, port=args.port, delay=args.delay)
+    if args.spec:
+        Path(args.spec).parent.mkdir(parents=True, exist_ok=True)
+        with atomic_writer(args.spec) as f:
+            f.write(yaml.safe_dump(demo_spec(service.url), sort_keys=False))
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    print(f"serving BM25 over the demo corpus at {service.url}/search (Ctrl-C stops it)", file=sys.stderr, flush=True)
+    with contextlib.suppress(KeyboardInterrupt):
+        service.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

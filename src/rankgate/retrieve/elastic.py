@@ -35,8 +35,8 @@ from urllib.parse import quote
 from rankgate.bench.factory import EncoderFactory
 from rankgate.extras import require
 from rankgate.retrieve.base import Hit, QueryFailed, TransientFailure
-from rankgate.retrieve.dbconfig import Keys
 from rankgate.retrieve.encode import ENCODER_KEYS, QueryEncoder
+from rankgate.retrieve.spec import Keys, Where, without_timeout
 
 KEYS = (
     "url",
@@ -58,6 +58,7 @@ class _SearchRetriever:
     """The REST search of one index; subclasses say how a kNN body is written."""
 
     kind = "elasticsearch"
+    keys = KEYS
 
     def __init__(self, client: Any, settings: Mapping[str, Any], encoder: QueryEncoder | None) -> None:
         self.client = client
@@ -67,7 +68,7 @@ class _SearchRetriever:
 
     @classmethod
     def from_config(
-        cls, config: Mapping[str, Any], where: str, *, encoder_factory: EncoderFactory | None = None
+        cls, config: Mapping[str, Any], where: Where | str, *, encoder_factory: EncoderFactory | None = None
     ) -> _SearchRetriever:
         keys = Keys(config, where, KEYS)
         url = keys.text("url")
@@ -95,7 +96,7 @@ class _SearchRetriever:
         return cls(client, settings, encoder)
 
     def identity(self) -> Mapping[str, Any]:
-        out: dict[str, Any] = {"kind": self.kind, **self.settings}
+        out: dict[str, Any] = {"kind": self.kind, **without_timeout(self.settings)}
         if self.encoder is not None:
             out["encoder"] = self.encoder.identity()
         return out

@@ -25,7 +25,7 @@ from rankgate.bench.encoders import Encoder
 from rankgate.bench.factory import EncoderFactory
 from rankgate.errors import BackendError
 from rankgate.retrieve.base import QueryFailed
-from rankgate.retrieve.dbconfig import Keys
+from rankgate.retrieve.spec import Keys
 
 ENCODER_KEYS = ("model", "normalize", "query_prefix", "device", "max_seq_length")
 

@@ -30,16 +30,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from rankgate.errors import ConfigError
 from rankgate.extras import require
 from rankgate.io.yaml import brief, cut
 from rankgate.retrieve.base import Hit, QueryFailed, TransientFailure
 from rankgate.retrieve.ratelimit import retry_after_seconds
 from rankgate.retrieve.secret import Secret, display_url
-from rankgate.retrieve.spec import check_keys, env_names, expand_env, mapping_value, number_value, text_value
+from rankgate.retrieve.spec import Keys, Where, env_names, expand_env
 
-KEYS_REQUIRED = ("url", "hits", "id")
-KEYS_OPTIONAL = ("method", "headers", "params", "json", "score", "timeout")
+KEYS = ("url", "method", "headers", "params", "json", "hits", "id", "score", "timeout")
 RETRY_STATUS = frozenset({408, 425, 429})
 DEFAULT_TIMEOUT = 30.0
 _PLACEHOLDER = re.compile(r"\{(query|query_id|k)\}")
@@ -79,6 +77,7 @@ class HttpRetriever:
     """
 
     kind = "http"
+    keys = KEYS
 
     def __init__(
         self,
@@ -118,32 +117,29 @@ class HttpRetriever:
         self._httpx = httpx
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any], where: str, *, transport: Any = None) -> HttpRetriever:
+    def from_config(cls, config: Mapping[str, Any], where: Where | str, *, transport: Any = None) -> HttpRetriever:
         """Check the keys (a `ConfigError` names the key path) and build the retriever."""
-        check_keys(config, where, required=KEYS_REQUIRED, optional=KEYS_OPTIONAL)
-        url = text_value(config, "url", where)
+        keys = Keys(config, where, KEYS)
+        url = keys.text("url")
         if not url.startswith(("http://", "https://")):
-            raise ConfigError(
-                f"must start with http:// or https:// (got {display_url(url)!r})", source=where, key_path="url"
-            )
+            raise keys.error("url", f"must start with http:// or https://. Got {display_url(url)!r} instead.")
         body = config.get("json")
-        method = text_value(config, "method", where, default="POST" if body is not None else "GET").upper()
+        method = keys.text("method", "POST" if body is not None else "GET").upper()
         if method not in ("GET", "POST"):
-            raise ConfigError(f"GET or POST, got {brief(method)}", source=where, key_path="method")
-        params = mapping_value(config, "params", where)
+            raise keys.error("method", f"must be GET or POST. Got {brief(method)} instead.")
+        params = keys.mapping("params")
         if method == "GET" and body is not None:
-            raise ConfigError("a GET request has no body: use params, or method: POST", source=where, key_path="json")
-        headers = mapping_value(config, "headers", where)
+            raise keys.error("json", "a GET request has no body: use params, or method: POST")
+        headers = keys.mapping("headers")
         sent, secrets = {}, []
         for name, value in headers.items():
             if not isinstance(value, str):
-                raise ConfigError(f"expected a string, got {brief(value)}", source=where, key_path=f"headers.{name}")
-            sent[name] = expand_env(value, where, f"headers.{name}")
+                raise keys.error(f"headers.{name}", f"must be a string. Got {brief(value)} instead.")
+            sent[name] = expand_env(value, keys, f"headers.{name}")
             secrets += [os.environ[var] for var in env_names(value)]
-        expressions = {key: text_value(config, key, where) for key in ("hits", "id")}
-        score = text_value(config, "score", where, default=None)
-        _compile_all(where, {**expressions, "score": score})
-        timeout = number_value(config, "timeout", where, default=DEFAULT_TIMEOUT) or DEFAULT_TIMEOUT
+        expressions = {key: keys.text(key) for key in ("hits", "id")}
+        score = keys.text("score", None)
+        _compile_all(keys, {**expressions, "score": score})
         return cls(
             url=url,
             method=method,
@@ -153,7 +149,7 @@ class HttpRetriever:
             params=params,
             json=body,
             score=score,
-            timeout=timeout,
+            timeout=keys.number("timeout", DEFAULT_TIMEOUT),
             transport=transport,
             **expressions,
         )
@@ -234,7 +230,7 @@ class HttpRetriever:
         return f"HttpRetriever({self.method} {self._where})"
 
 
-def _compile_all(where: str, expressions: Mapping[str, str | None]) -> None:
+def _compile_all(keys: Keys, expressions: Mapping[str, str | None]) -> None:
     """Compile each JMESPath expression once, so that a typo is a `ConfigError` naming its key."""
     jmespath = require("jmespath", "retrieve", purpose="the http retriever")
     for key, expression in expressions.items():
@@ -244,4 +240,4 @@ def _compile_all(where: str, expressions: Mapping[str, str | None]) -> None:
             jmespath.compile(expression)
         except jmespath.exceptions.JMESPathError as e:
             message = cut(" ".join(str(e).split()), 200)
-            raise ConfigError(f"not a JMESPath expression: {message}", source=where, key_path=key) from None
+            raise keys.error(key, f"not a JMESPath expression: {message}") from None

@@ -15,8 +15,8 @@ from typing import Any
 from rankgate.bench.factory import EncoderFactory
 from rankgate.extras import require
 from rankgate.retrieve.base import Hit, QueryFailed, TransientFailure
-from rankgate.retrieve.dbconfig import Keys
 from rankgate.retrieve.encode import ENCODER_KEYS, QueryEncoder
+from rankgate.retrieve.spec import Keys, Where
 
 KEYS = ("path", "table", "id_column", "vector_column", "metric", "nprobes", "refine_factor", *ENCODER_KEYS)
 METRICS = ("cosine", "l2", "dot")
@@ -26,6 +26,7 @@ class LanceDBRetriever:
     """Nearest neighbours of the query's vector in one LanceDB table."""
 
     kind = "lancedb"
+    keys = KEYS
 
     def __init__(self, table: Any, encoder: QueryEncoder, settings: Mapping[str, Any]) -> None:
         self.table = table
@@ -34,7 +35,7 @@ class LanceDBRetriever:
 
     @classmethod
     def from_config(
-        cls, config: Mapping[str, Any], where: str, *, encoder_factory: EncoderFactory | None = None
+        cls, config: Mapping[str, Any], where: Where | str, *, encoder_factory: EncoderFactory | None = None
     ) -> LanceDBRetriever:
         keys = Keys(config, where, KEYS)
         path = keys.existing_path("path")

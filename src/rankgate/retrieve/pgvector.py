@@ -23,8 +23,8 @@ from rankgate.bench.factory import EncoderFactory
 from rankgate.errors import BackendError
 from rankgate.extras import require
 from rankgate.retrieve.base import Hit, QueryFailed, TransientFailure
-from rankgate.retrieve.dbconfig import Keys
 from rankgate.retrieve.encode import ENCODER_KEYS, QueryEncoder
+from rankgate.retrieve.spec import Keys, Where, without_timeout
 
 KEYS = (
     "url",
@@ -59,6 +59,7 @@ class PgvectorRetriever:
     """The ``k`` rows nearest to the query's vector, by one pgvector distance operator."""
 
     kind = "pgvector"
+    keys = KEYS
 
     def __init__(self, encoder: QueryEncoder, settings: Mapping[str, Any], connect: dict[str, Any]) -> None:
         self.encoder = encoder
@@ -71,7 +72,7 @@ class PgvectorRetriever:
 
     @classmethod
     def from_config(
-        cls, config: Mapping[str, Any], where: str, *, encoder_factory: EncoderFactory | None = None
+        cls, config: Mapping[str, Any], where: Where | str, *, encoder_factory: EncoderFactory | None = None
     ) -> PgvectorRetriever:
         keys = Keys(config, where, KEYS)
         url = keys.text("url")
@@ -101,7 +102,7 @@ class PgvectorRetriever:
         return retriever
 
     def identity(self) -> Mapping[str, Any]:
-        return {"kind": self.kind, **self.settings, "encoder": self.encoder.identity()}
+        return {"kind": self.kind, **without_timeout(self.settings), "encoder": self.encoder.identity()}
 
     def search(self, query_id: str, text: str, k: int) -> Sequence[Hit]:
         vector = self.encoder.vector(text)

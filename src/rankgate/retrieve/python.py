@@ -38,17 +38,16 @@ import json
 import numbers
 import os
 import sys
-import threading
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from rankgate.errors import ConfigError, RankgateError
+from rankgate.errors import RankgateError
 from rankgate.io.yaml import brief, cut
 from rankgate.retrieve.base import Hit, QueryFailed, TransientFailure
-from rankgate.retrieve.spec import check_keys, mapping_value, number_value, text_value
+from rankgate.retrieve.spec import Keys, Where, call_within
 
-KEYS_OPTIONAL = ("build", "options", "id_key", "score_key", "path", "version", "timeout")
+KEYS = ("target", "build", "options", "id_key", "score_key", "path", "version", "timeout")
 ID_FIELDS = ("doc_id", "id", "_id", "docid", "node_id")
 
 
@@ -56,6 +55,7 @@ class PythonRetriever:
     """A Python callable or retriever object (see the module docstring)."""
 
     kind = "python"
+    keys = KEYS
 
     def __init__(
         self,
@@ -68,38 +68,31 @@ class PythonRetriever:
         version: str | None = None,
         source_digest: str | None = None,
         timeout: float | None = None,
-        where: str | None = None,
+        keys: Keys | None = None,
     ) -> None:
         self.name, self.options, self.timeout = name, dict(options or {}), timeout
         self.id_key, self.score_key, self.version = id_key, score_key, version
         self._digest = source_digest
-        self._call = _caller(target, name, where)
+        self._call = _caller(target, name, keys or Keys({}, Where(name), ()))
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any], where: str) -> PythonRetriever:
+    def from_config(cls, config: Mapping[str, Any], where: Where | str) -> PythonRetriever:
         """Import ``target`` (building it when ``build`` is true) and check the keys."""
-        check_keys(config, where, required=("target",), optional=KEYS_OPTIONAL)
-        name = text_value(config, "target", where)
-        build = config.get("build", False)
-        if not isinstance(build, bool):
-            raise ConfigError(f"expected true or false, got {brief(build)}", source=where, key_path="build")
-        options = mapping_value(config, "options", where)
+        keys = Keys(config, where, KEYS)
+        name = keys.text("target")
+        build = keys.boolean("build", False)
+        options = keys.mapping("options")
         if options and not build:
-            raise ConfigError(
-                "options are the keyword arguments of build: set build: true", source=where, key_path="options"
-            )
-        keys = {key: text_value(config, key, where, default=None) for key in ("id_key", "score_key", "version")}
-        path = text_value(config, "path", where, default=None)
-        target, digest = _import(name, path, where)
+            raise keys.error("options", "options are the keyword arguments of build: set build: true")
+        texts = {key: keys.text(key, None) for key in ("id_key", "score_key", "version")}
+        target, digest = _import(name, keys.text("path", None), keys)
         if build:
             try:
                 target = target(**options)
             except Exception as e:
-                raise ConfigError(
-                    f"building the retriever failed: {_describe(e)}", source=where, key_path="target"
-                ) from None
-        timeout = number_value(config, "timeout", where, default=None)
-        return cls(target, name=name, options=options, source_digest=digest, timeout=timeout, where=where, **keys)
+                raise keys.error("target", f"building the retriever failed: {_describe(e)}") from None
+        timeout = keys.number("timeout", None)
+        return cls(target, name=name, options=options, source_digest=digest, timeout=timeout, keys=keys, **texts)
 
     def identity(self) -> dict[str, Any]:
         return {
@@ -124,7 +117,7 @@ class PythonRetriever:
         try:
             if self.timeout is None:
                 return self._call(query_id, text, k)
-            return _within(self.timeout, lambda: self._call(query_id, text, k), self.name)
+            return call_within(self.timeout, lambda: self._call(query_id, text, k), self.name)
         except (TransientFailure, QueryFailed):
             raise
         except RankgateError:
@@ -150,13 +143,12 @@ class PythonRetriever:
         return f"PythonRetriever({self.name!r})"
 
 
-def _caller(target: Any, name: str, where: str | None) -> Callable[[str, str, int], Any]:
+def _caller(target: Any, name: str, keys: Keys) -> Callable[[str, str, int], Any]:
     """One way to call ``target`` with (query_id, text, k), whatever its shape."""
     if inspect.isclass(target):
-        raise ConfigError(
+        raise keys.error(
+            "target",
             f"{name} is a class: set build: true to make an instance (options are its arguments)",
-            source=where,
-            key_path="target",
         )
     invoke = getattr(target, "invoke", None)
     if callable(invoke) and not inspect.isroutine(target):
@@ -165,18 +157,17 @@ def _caller(target: Any, name: str, where: str | None) -> Callable[[str, str, in
     if callable(retrieve) and not inspect.isroutine(target):
         return lambda qid, text, k: retrieve(text)
     if not callable(target):
-        raise ConfigError(
+        raise keys.error(
+            "target",
             f"{name} is a {type(target).__name__}: expected a function (query_text, k), "
             "or an object with invoke(query) (LangChain) or retrieve(query) (LlamaIndex)",
-            source=where,
-            key_path="target",
         )
-    if _arity(target, where) == 3:
+    if _arity(target, keys) == 3:
         return lambda qid, text, k: target(qid, text, k)
     return lambda qid, text, k: target(text, k)
 
 
-def _arity(function: Callable[..., Any], where: str | None) -> int:
+def _arity(function: Callable[..., Any], keys: Keys) -> int:
     """2 for ``(query_text, k)``, 3 for ``(query_id, query_text, k)``."""
     try:
         parameters = list(inspect.signature(function).parameters.values())
@@ -191,10 +182,9 @@ def _arity(function: Callable[..., Any], where: str | None) -> int:
     if len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in parameters):
         return 2
     names = ", ".join(p.name for p in parameters)
-    raise ConfigError(
+    raise keys.error(
+        "target",
         f"the function takes ({names}); expected (query_text, k) or (query_id, query_text, k)",
-        source=where,
-        key_path="target",
     )
 
 
@@ -230,21 +220,21 @@ def _from_fields(obj: Any, metadata: Mapping[str, Any], id_key: str | None, scor
     return doc, score
 
 
-def _import(name: str, path: str | None, where: str) -> tuple[Any, str | None]:
+def _import(name: str, path: str | None, keys: Keys) -> tuple[Any, str | None]:
     """The object ``module:attribute`` names, and a digest of its module's source file."""
     module_name, sep, attribute = name.partition(":")
     if not sep or not module_name or not attribute:
-        raise ConfigError(f"expected module:function, got {brief(name)}", source=where, key_path="target")
+        raise keys.error("target", f"expected module:function, got {brief(name)}")
     folder = os.path.abspath(path or os.getcwd())
     with _on_path(folder):
         try:
             module = importlib.import_module(module_name)
         except Exception as e:
-            raise ConfigError(f"cannot import {module_name}: {_describe(e)}", source=where, key_path="target") from None
+            raise keys.error("target", f"cannot import {module_name}: {_describe(e)}") from None
     target: Any = module
     for part in attribute.split("."):
         if not hasattr(target, part):
-            raise ConfigError(f"{module_name} has no attribute {attribute!r}", source=where, key_path="target")
+            raise keys.error("target", f"{module_name} has no attribute {attribute!r}")
         target = getattr(target, part)
     digest = None
     with contextlib.suppress(OSError, TypeError):
@@ -266,26 +256,6 @@ def _on_path(folder: str) -> Iterator[None]:
         if added:
             with contextlib.suppress(ValueError):
                 sys.path.remove(folder)
-
-
-def _within(timeout: float, call: Callable[[], Any], name: str) -> Any:
-    """``call()`` in a helper thread; `TransientFailure` when it has not returned after ``timeout`` s."""
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["value"] = call()
-        except BaseException as e:  # handed to the caller's thread
-            box["error"] = e
-
-    worker = threading.Thread(target=run, name="rankgate-retrieve-call", daemon=True)
-    worker.start()
-    worker.join(timeout)
-    if worker.is_alive():
-        raise TransientFailure(f"{name} did not return within {timeout:g} s")
-    if "error" in box:
-        raise box["error"]
-    return box.get("value")
 
 
 def _describe(error: BaseException) -> str:

@@ -17,11 +17,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rankgate.bench.factory import EncoderFactory
-from rankgate.errors import BackendError, ConfigError
+from rankgate.errors import BackendError
 from rankgate.extras import require
 from rankgate.retrieve.base import Hit, QueryFailed, TransientFailure
-from rankgate.retrieve.dbconfig import Keys
 from rankgate.retrieve.encode import ENCODER_KEYS, QueryEncoder
+from rankgate.retrieve.spec import Keys, Where, without_timeout
 
 KEYS = (
     "url",
@@ -55,6 +55,7 @@ class QdrantRetriever:
     """Nearest neighbours of the query's vector in one Qdrant collection."""
 
     kind = "qdrant"
+    keys = KEYS
 
     def __init__(self, client: Any, encoder: QueryEncoder, settings: Mapping[str, Any], *, negate: bool) -> None:
         self.client = client
@@ -65,11 +66,11 @@ class QdrantRetriever:
 
     @classmethod
     def from_config(
-        cls, config: Mapping[str, Any], where: str, *, encoder_factory: EncoderFactory | None = None
+        cls, config: Mapping[str, Any], where: Where | str, *, encoder_factory: EncoderFactory | None = None
     ) -> QdrantRetriever:
         keys = Keys(config, where, KEYS)
         if keys.has("url") == keys.has("path"):
-            raise ConfigError("give either url (a Qdrant server) or path (local mode)", key_path=where or None)
+            raise keys.error(None, "give either url (a Qdrant server) or path (local mode)")
         settings = {
             "url": keys.text("url", None),
             "path": str(keys.existing_path("path")) if keys.has("path") else None,
@@ -91,7 +92,7 @@ class QdrantRetriever:
         return cls(client, encoder, settings, negate=negate)
 
     def identity(self) -> Mapping[str, Any]:
-        return {"kind": self.kind, **self.settings, "encoder": self.encoder.identity()}
+        return {"kind": self.kind, **without_timeout(self.settings), "encoder": self.encoder.identity()}
 
     def search(self, query_id: str, text: str, k: int) -> Sequence[Hit]:
         vector = self.encoder.vector(text)

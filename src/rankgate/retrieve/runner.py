@@ -39,6 +39,32 @@ PathLike = str | os.PathLike[str]
 SCORES = ("given", "ranks")
 
 
+@dataclass(frozen=True)
+class RetryPolicy:
+    """When to ask a query again, and how long to wait first: the runner's policy, which ``bench``'s live rows share.
+
+    A `TransientFailure` is retried up to ``retries`` times; a `QueryFailed` never. Before retry
+    n (0-based) the wait is the service's ``Retry-After`` when it sent one, else uniform(0,
+    min(max_backoff, backoff * 2**n)) (exponential backoff with full jitter).
+
+    >>> policy = RetryPolicy(retries=2, backoff=0.5, max_backoff=1.0)
+    >>> policy.wait(0, TransientFailure("HTTP 429", retry_after=3.0), random.Random(0))
+    3.0
+    >>> 0.0 <= policy.wait(5, TransientFailure("HTTP 500"), random.Random(0)) <= 1.0
+    True
+    """
+
+    retries: int = 3
+    backoff: float = 0.5
+    max_backoff: float = 30.0
+
+    def wait(self, attempt: int, failure: TransientFailure, rng: random.Random) -> float:
+        """Seconds to wait before asking again after ``failure`` on (0-based) ``attempt``."""
+        if failure.retry_after is not None:
+            return failure.retry_after
+        return rng.uniform(0.0, min(self.max_backoff, self.backoff * 2**attempt))
+
+
 @dataclass
 class Settings:
     """How to ask: the runner's knobs (see `retrieve`)."""
@@ -50,6 +76,10 @@ class Settings:
     backoff: float = 0.5
     max_backoff: float = 30.0
     scores: str = "given"
+
+    @property
+    def retry(self) -> RetryPolicy:
+        return RetryPolicy(self.retries, self.backoff, self.max_backoff)
 
     def check(self) -> None:
         if self.scores not in SCORES:
@@ -250,10 +280,11 @@ async def _ask_one(
             if attempt == settings.retries:
                 break
             tally.count(last)
+            wait = settings.retry.wait(attempt, e, rng)
             if e.retry_after is not None:
-                limiter.pause(e.retry_after)
+                limiter.pause(wait)  # the service asked every client to wait: every worker pauses
             else:
-                await asyncio.sleep(rng.uniform(0.0, min(settings.max_backoff, settings.backoff * 2**attempt)))
+                await asyncio.sleep(wait)
             continue
         except QueryFailed as e:
             return Answer(qid, attempts=attempt + 1, error=str(e)), ()

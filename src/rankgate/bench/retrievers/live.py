@@ -13,9 +13,9 @@ neighbor recall: the share of the exact top-k, by the same model over the datase
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,10 +23,7 @@ import numpy as np
 from rankgate.bench.embedcache import EmbeddingCache
 from rankgate.bench.progress import SILENT, Progress
 from rankgate.bench.retrievers.base import Hits, StageInfo
-from rankgate.errors import BackendError, ConfigError
-
-ATTEMPTS = 3
-MAX_WAIT_S = 10.0
+from rankgate.errors import BackendError
 
 
 class LiveBenchRetriever:
@@ -34,18 +31,23 @@ class LiveBenchRetriever:
 
     Args:
         name: label in the results.
-        live: the adapter (`rankgate.retrieve.kinds.load_kind` builds one from a spec).
+        live: the adapter (`rankgate.retrieve.spec.open_retriever` builds one from a spec).
         cache: the embedding cache, for the exact-search reference of neighbor recall.
-        attempts: tries per query when the retriever reports a transient failure.
+        retry: how often and after what wait a transient failure is asked again: the policy of
+            ``rankgate retrieve`` (`rankgate.retrieve.runner.RetryPolicy`; None: its defaults).
+            Bench asks one query at a time, so a Retry-After wait is a plain sleep here.
     """
 
     uses_index = False
 
-    def __init__(self, name: str, live: Any, *, cache: EmbeddingCache | None = None, attempts: int = ATTEMPTS) -> None:
+    def __init__(self, name: str, live: Any, *, cache: EmbeddingCache | None = None, retry: Any = None) -> None:
+        from rankgate.retrieve.runner import RetryPolicy
+
         self.name = name
         self.live = live
         self.cache = cache
-        self.attempts = attempts
+        self.retry: RetryPolicy = retry if retry is not None else RetryPolicy()
+        self._rng = random.Random(0)
         self.doc_ids: list[str] = []
         self.warnings: list[str] = []
         self._position: dict[str, int] = {}
@@ -112,13 +114,14 @@ class LiveBenchRetriever:
     def _ask(self, qid: str, text: str, k: int) -> Sequence[Any]:
         from rankgate.retrieve.base import QueryFailed, TransientFailure
 
-        for attempt in range(1, self.attempts + 1):
+        tries = self.retry.retries + 1
+        for attempt in range(tries):
             try:
                 return self.live.search(qid, text, k)
             except TransientFailure as e:
-                if attempt == self.attempts:
-                    raise BackendError(f"{self.name}: query {qid!r} failed {attempt} times: {e}") from None
-                time.sleep(min(MAX_WAIT_S, e.retry_after if e.retry_after is not None else 0.2 * 2**attempt))
+                if attempt + 1 == tries:
+                    raise BackendError(f"{self.name}: query {qid!r} failed {tries} times: {e}") from None
+                time.sleep(self.retry.wait(attempt, e, self._rng))
             except QueryFailed as e:
                 raise BackendError(f"{self.name}: query {qid!r}: {e}") from None
         raise AssertionError("unreachable")  # pragma: no cover
@@ -175,17 +178,9 @@ def _plain(value: Any) -> Any:
 
 def make_live(spec: Any, cache: EmbeddingCache | None, encoder_factory: Callable[..., Any]) -> LiveBenchRetriever:
     """The `LiveBenchRetriever` of a matrix's ``live`` entry (``params.spec``: a spec file or mapping)."""
-    from rankgate.retrieve.kinds import load_kind, read_spec
+    from rankgate.retrieve.spec import open_retriever
 
     given = spec.params["spec"]
-    if isinstance(given, str):
-        try:
-            live = load_kind(read_spec(given), "", encoder_factory=encoder_factory)
-        except ConfigError as e:
-            if e.source is not None:
-                raise
-            prefix = f"{e.key_path}: " if e.key_path else ""
-            raise ConfigError(str(e)[len(prefix) :], key_path=e.key_path, source=str(Path(given))) from None
-    else:
-        live = load_kind(given, f"{spec.key_path}.spec", encoder_factory=encoder_factory)
+    key_path = None if isinstance(given, str) else f"{spec.key_path}.spec"
+    live = open_retriever(given, key_path=key_path, encoder_factory=encoder_factory)
     return LiveBenchRetriever(spec.name, live, cache=cache)
