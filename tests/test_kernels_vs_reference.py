@@ -19,6 +19,9 @@ MEASURES = [
     "BinG", "G", "nDCGRel", "RnDCG", "RnDCG(rel=2)", "RelP@5", "RelP(rel=2)@3", "SetP", "SetRelP", "SetR",
     "SetAP(rel=2)", "SetF", "SetF(beta=0.25)", "NumNonrelJudgedRet", "NumNonrelJudgedRet@5", "Unjudged@5",
     "Unjudged@20", "RBPResid", "NumQ",
+    # other evaluators' conventions (rankgate.measures.peer_conventions)
+    "DCG@5", "DCG(gain=exp,min_grade=2)", "nDCG(min_grade=2)@5", "Hits@3", "Hits(rel=2)", "F@5", "F(beta=0.5)",
+    "AP(denominator=min_k_R)@4", "AP(denominator=retrieved_relevant)@4", "AP(denominator=min_k_R)",
 ]  # fmt: skip
 
 
