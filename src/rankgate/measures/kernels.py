@@ -71,7 +71,7 @@ def average_precision(b: RankedBlock, m: Measure) -> np.ndarray:
     rel = _masked(b.relevant(m.get("rel")), b.top(m.cutoff))
     found = b.segment_cumsum(rel.astype(np.float64))
     precision_at_rel = np.where(rel, found / (b.rank + 1), 0.0)
-    denominator = m.get("denominator")
+    denominator = dict(m.params).get("denominator", "R")  # GMAP shares this kernel, without the parameter
     if denominator == "retrieved_relevant":
         return _safe_div(b.per_query_sum(precision_at_rel), b.per_query_sum(rel))
     big_r = b.num_rel(m.get("rel"))

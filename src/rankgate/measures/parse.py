@@ -98,7 +98,7 @@ def read_name(text: str | Measure) -> tuple[Measure, ...]:
 
 
 # ranx's relevance-level suffix: "ndcg@5-l2", "precision@10-l3".
-_RANX_LEVEL = re.compile(r"^(?P<name>[A-Za-z_\-]+(?:[@._][0-9]+)?)-l(?P<level>[0-9]+)$")
+_RANX_LEVEL = re.compile(r"^(?P<name>[A-Za-z][A-Za-z0-9_\-]*?(?:[@._][0-9]+)?)-l(?P<level>[0-9]+)$")
 
 
 def _with_level(m: Measure, level: int, name: str) -> Measure:

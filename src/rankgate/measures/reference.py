@@ -74,7 +74,7 @@ def average_precision(ranking, judgments, m, max_grade):  # type: ignore[no-unty
         if _is_rel(d, judgments, m.get("rel")):
             found += 1
             total += found / i
-    denominator = m.get("denominator")
+    denominator = dict(m.params).get("denominator", "R")  # GMAP shares this twin, without the parameter
     if denominator == "min_k_R" and m.cutoff is not None:
         r = min(r, m.cutoff)
     elif denominator == "retrieved_relevant":
