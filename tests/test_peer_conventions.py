@@ -101,9 +101,10 @@ def test_torchmetrics_average_precision_and_set_precision(seed):
             docs = list(judged)
             preds = torch.tensor([run[qid][d] for d in docs], dtype=torch.float64)
             target = torch.tensor([judged[d] >= 1 for d in docs])
-            ap = float(tm.retrieval_average_precision(preds, target, top_k=k))
-            assert got[qid][name] == pytest.approx(ap, abs=1e-12), (seed, qid, k)
-            assert got[qid]["SetP"] == pytest.approx(float(tm.retrieval_precision(preds, target)), abs=1e-12)
+            ap = float(tm.retrieval_average_precision(preds, target, top_k=k))  # float32: agree to 1e-7
+            assert got[qid][name] == pytest.approx(ap, abs=1e-7), (seed, qid, k)
+            set_precision = float(tm.retrieval_precision(preds, target))  # torchmetrics returns float32 here
+            assert got[qid]["SetP"] == pytest.approx(set_precision, abs=1e-7)
 
 
 # -- sentence-transformers: MAP@k divides by min(k, R) ------------------------------------------
