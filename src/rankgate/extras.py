@@ -53,6 +53,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "pgvector": ("psycopg",),
     "elastic": ("httpx",),
     "retrieve": ("httpx", "jmespath", "yaml"),
+    "ranx": ("lz4", "cbor2"),
 }
 # Extras that need PyTorch: on CPU-only machines it must be installed first (a plain one is CUDA).
 TORCH_EXTRAS = frozenset({"bench", "demo", "test", "all", "qdrant", "lancedb", "chroma", "pgvector", "vectordb"})
