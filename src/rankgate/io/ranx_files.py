@@ -51,7 +51,7 @@ def read_lz4_mapping(path: str | os.PathLike[str], what: str) -> dict[str, Any]:
         )
     try:
         content = cbor2.loads(frame.decompress(inner))
-    except (RuntimeError, ValueError) as e:
+    except (RuntimeError, ValueError, cbor2.CBORError) as e:
         raise InputError(f"ranx LZ4 file holds no readable CBOR ({e})", source=source) from None
     if not isinstance(content, dict) or not all(isinstance(v, dict) for v in content.values()):
         raise InputError(f"ranx LZ4 file does not hold a {what} {{query_id: {{doc_id: value}}}}", source=source)
