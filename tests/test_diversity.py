@@ -80,6 +80,7 @@ def _oracle(name, ranking, qrels_q, alpha=0.5, beta=0.5):
         return (1 - (1 - alpha) * beta) / len(subtopics) * novelty_sum(ranking, lambda i: beta**i)
     ideal, pool = [], sorted(qrels_q)
     while pool and len(ideal) < k:
+
         def gain(d):
             return sum(rel(d, s) * (1 - alpha) ** sum(rel(e, s) for e in ideal) for s in subtopics)
 
@@ -96,7 +97,9 @@ def test_randomized_against_ndeval_definitions(seed):
     qrels, run = {}, {}
     for q in range(6):
         docs = [f"d{i}" for i in range(rng.randint(1, 12))]
-        qrels[f"q{q}"] = {d: {str(s): rng.choice([0, 0, 1, 2]) for s in range(1, 5) if rng.random() < 0.4} for d in docs}
+        qrels[f"q{q}"] = {
+            d: {str(s): rng.choice([0, 0, 1, 2]) for s in range(1, 5) if rng.random() < 0.4} for d in docs
+        }
         qrels[f"q{q}"] = {d: subs for d, subs in qrels[f"q{q}"].items() if subs} or {"d0": {"1": 0}}
         pool = docs + [f"x{i}" for i in range(3)]
         if rng.random() < 0.9:
@@ -132,7 +135,9 @@ def test_reader_refusals(tmp_path, text, message):
         read_subtopic_qrels(path)
 
 
-@pytest.mark.parametrize("name", ["beta-nDCG@5", "P-IA", "ERR-IA(alpha=0.3)@5", "alpha-nDCG(alpha=1.5)@5", "S-recall@0"])
+@pytest.mark.parametrize(
+    "name", ["beta-nDCG@5", "P-IA", "ERR-IA(alpha=0.3)@5", "alpha-nDCG(alpha=1.5)@5", "S-recall@0"]
+)
 def test_bad_names(name):
     with pytest.raises(MeasureError):
         evaluate_diversity({"q": {"a": {"1": 1}}}, {"q": {"a": 1.0}}, name)

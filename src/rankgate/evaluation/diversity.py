@@ -42,7 +42,9 @@ def evaluate_diversity(
     {'S-recall@1': 0.5, 'S-recall@2': 1.0}
     """
     judged = read_subtopic_qrels(qrels) if isinstance(qrels, str | os.PathLike) else qrels
-    wanted: list[DiversityMeasure] = [parse_diversity(m) for m in ([measures] if isinstance(measures, str) else measures)]
+    wanted: list[DiversityMeasure] = [
+        parse_diversity(m) for m in ([measures] if isinstance(measures, str) else measures)
+    ]
     r = read_run(run) if isinstance(run, str | os.PathLike) else run if isinstance(run, Run) else Run.from_dict(run)
     rankings: dict[str, list[str]] = {}
     for qid, doc, _, _ in r.iter_rows(ties):
@@ -52,7 +54,9 @@ def evaluate_diversity(
     for qid in sorted(judged):
         relevant = {d: frozenset(s for s, g in subs.items() if g > 0) for d, subs in judged[qid].items()}
         relevant = {d: s for d, s in relevant.items() if s}
-        per_query[qid] = {name: score(m, rankings.get(qid, []), relevant) for name, m in zip(names, wanted, strict=True)}
+        per_query[qid] = {
+            name: score(m, rankings.get(qid, []), relevant) for name, m in zip(names, wanted, strict=True)
+        }
     n = len(per_query)
     aggregate = {name: sum(v[name] for v in per_query.values()) / n if n else 0.0 for name in names}
     return DiversityResults(names, per_query, aggregate, {"ties": ties, "queries": "qrels", "relevant": "grade > 0"})

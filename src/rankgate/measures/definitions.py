@@ -333,8 +333,6 @@ register(
     )
 )
 
-# The rest of trec_eval's all_trec set, in a module of its own.
-from rankgate.measures import trec_more  # noqa: E402,F401  (registers on import)
-
-# Other evaluators' conventions (ranx, scikit-learn, torchmetrics), in a module of their own.
-from rankgate.measures import peer_conventions  # noqa: E402,F401  (registers on import)
+# The rest of trec_eval's all_trec set, and other evaluators' conventions (ranx, scikit-learn,
+# torchmetrics), each in a module of its own.
+from rankgate.measures import peer_conventions, trec_more  # noqa: E402,F401  (register on import)
