@@ -21,6 +21,9 @@ MEASURES = [
     "Unjudged@20", "RBPResid", "NumQ",
     "RBPResid(p=0.8)", "GradedRBP", "GradedRBP(p=0.5)", "GainNDCG", "GainNDCG(g1=3.0,g2=9.0)",
     "GainNDCG(g0=2.0,g1=-1.0,g3=7.5)",
+    # other evaluators' conventions (rankgate.measures.peer_conventions)
+    "DCG@5", "DCG(gain=exp,min_grade=2)", "nDCG(min_grade=2)@5", "Hits@3", "Hits(rel=2)", "F@5", "F(beta=0.5)",
+    "AP(denominator=min_k_R)@4", "AP(denominator=retrieved_relevant)@4", "AP(denominator=min_k_R)",
 ]  # fmt: skip
 
 

@@ -54,6 +54,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "elastic": ("httpx",),
     "retrieve": ("httpx", "jmespath", "yaml"),
     "serve": ("fastapi", "uvicorn", "plotly", "jinja2", "sqlalchemy"),
+    "ranx": ("lz4", "cbor2"),
 }
 # Extras that need PyTorch: on CPU-only machines it must be installed first (a plain one is CUDA).
 TORCH_EXTRAS = frozenset({"bench", "demo", "test", "all", "qdrant", "lancedb", "chroma", "pgvector", "vectordb"})

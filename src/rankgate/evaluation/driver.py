@@ -25,6 +25,7 @@ from rankgate.errors import InputError
 from rankgate.evaluation.chunking import chunk_warnings, documents_of
 from rankgate.evaluation.facts import EvaluationFacts
 from rankgate.evaluation.join import index_in, join
+from rankgate.evaluation.peers import without_self_matches
 from rankgate.evaluation.results import Results
 from rankgate.evaluation.settings import Settings
 from rankgate.measures.block import RankedBlock, restrict_to_judged
@@ -57,8 +58,10 @@ def evaluate_in_memory(
     if q.num_rows == 0:
         raise InputError("the qrels hold no judgments: nothing to evaluate", source=q.source)
     r, chunks = documents_of(r, settings)  # a run of chunk ids read as documents (settings.chunk_*)
+    if settings.drop_self:
+        r = without_self_matches(r)  # BEIR's ignore_identical_ids
     plan = _plan_queries(q, r, queries=settings.queries, empty=settings.empty, rel=settings.rel)
-    judged = _judged_rows(plan, q, r, settings.ties)
+    judged = _judged_rows(plan, q, r, settings.ties, tie_groups=_averages_ties(wanted, settings))
     if max_grade is None:
         max_grade = int(q.grades.max())
     _check_gains(wanted, max_grade, q.source)
@@ -167,9 +170,33 @@ class _Judged:
     query: np.ndarray  # int64 index into the plan's evaluated queries, ascending
     rank: np.ndarray  # int64 0-based rank in evaluation order
     grade: np.ndarray  # int64
+    tie_first: np.ndarray | None = None  # 0-based rank of the first row of the row's group of equal scores
+    tie_size: np.ndarray | None = None  # rows in that group
 
 
-def _judged_rows(plan: _QueryPlan, q: Qrels, r: Run, ties: str) -> _Judged:
+def _averages_ties(wanted: Sequence[Measure], settings: Settings) -> bool:
+    """Whether a measure averages gains over ties (``nDCG(ties=average)``), which needs the tie groups."""
+    averaged = [m for m in wanted if dict(m.params).get("ties") == "average"]
+    if averaged and settings.judged_only:
+        raise InputError(f"{averaged[0]} averages over the run's tie groups, which condensed lists (judged_only) break")
+    return bool(averaged)
+
+
+def _tie_groups(r: Run, rows: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For stored ``rows`` (of queries ``codes``): first 0-based rank and size of their group of equal scores.
+
+    Stored rows are by score, descending, within each query, so a group is a run of equal scores.
+    """
+    starts = np.ones(r.num_rows, dtype=bool)
+    starts[1:] = (r.query_codes[1:] != r.query_codes[:-1]) | (r.scores[1:] != r.scores[:-1])
+    group = np.cumsum(starts) - 1
+    first = np.flatnonzero(starts)
+    size = np.diff(np.append(first, r.num_rows))
+    g = group[rows]
+    return first[g] - r.offsets[codes], size[g]
+
+
+def _judged_rows(plan: _QueryPlan, q: Qrels, r: Run, ties: str, *, tie_groups: bool = False) -> _Judged:
     rows, qrel_rows = join(q, r)
     codes = r.query_codes[rows]
     evaluated = np.full(r.num_queries, -1, dtype=np.int64)
@@ -180,7 +207,11 @@ def _judged_rows(plan: _QueryPlan, q: Qrels, r: Run, ties: str) -> _Judged:
     rows, codes, query, qrel_rows = rows[keep], codes[keep], query[keep], qrel_rows[keep]
     rank = r.ranks(rows, codes, ties)
     order = np.lexsort((rank, query))
-    return _Judged(query=query[order], rank=rank[order], grade=q.grades[qrel_rows[order]])
+    out = _Judged(query=query[order], rank=rank[order], grade=q.grades[qrel_rows[order]])
+    if tie_groups:
+        first, size = _tie_groups(r, rows[order], codes[order])
+        out.tie_first, out.tie_size = first.astype(np.int64), size.astype(np.int64)
+    return out
 
 
 def _blocks(plan: _QueryPlan, r: Run, chunk_rows: int) -> Iterator[tuple[int, int]]:
@@ -237,6 +268,8 @@ def _build_block(plan: _QueryPlan, q: Qrels, r: Run, judged: _Judged, lo: int, h
         max_grade=max_grade,
         rank=judged.rank[a:b],
         depth=run_counts.astype(np.int64),
+        tie_first=None if judged.tie_first is None else judged.tie_first[a:b],
+        tie_size=None if judged.tie_size is None else judged.tie_size[a:b],
     )
 
 

@@ -30,6 +30,7 @@ def evaluate(
     empty: str | None = None,
     duplicates: str | None = None,
     judged_only: bool | None = None,
+    drop_self: bool | None = None,
     engine: str | Engine = "local",
     memory: str | int | None = None,
     partitions: int | None = None,
@@ -50,8 +51,8 @@ def evaluate(
         measures: names such as ``"nDCG@10"``, ``"recall@100"``, ``"P(rel=2)@5"``, or `Measure` values.
         settings: the six policies at once (`Settings` or a mapping); the keywords below
             override single ones. Default: ``Settings()``.
-        queries, ties, rel, empty, duplicates, judged_only: each overrides one policy of
-            ``settings``; `Settings` says what each means.
+        queries, ties, rel, empty, duplicates, judged_only, drop_self: each overrides one policy
+            of ``settings``; `Settings` says what each means.
         engine: "local" (this process) or "ray" (a Ray cluster), or an `Engine`.
         memory: a budget such as "4GB": a run file larger than that is evaluated out of core.
         partitions: query partitions (out of core or Ray); on the local engine it forces out of core.
@@ -86,7 +87,8 @@ def evaluate(
         {'AP@1': 0.5, 'AP': 0.8333333333333333}
     """
     given = {"queries": queries, "ties": ties, "rel": rel, "empty": empty, "duplicates": duplicates}
-    policies = {k: v for k, v in {**given, "judged_only": judged_only}.items() if v is not None}
+    flags = {"judged_only": judged_only, "drop_self": drop_self}
+    policies = {k: v for k, v in {**given, **flags}.items() if v is not None}
     session = Session.open(
         qrels,
         measures,

@@ -49,6 +49,7 @@ HELP: dict[str, str] = {
     "its best chunk's score (max); or the sum of its chunks' scores (sum).",
     "chunk_offsets": "QRELS holds character spans (query, doc, start, end, grade); FILE gives chunk offsets "
     "(chunk_id, doc_id, start, end): chunks are judged by the gold spans they overlap.",
+    "drop_self": "Leave out every retrieved document whose id equals its query's id (BEIR's ignore_identical_ids).",
     "span_overlap": "Least overlap for a chunk to take a span's grade: a share of the shorter of the two "
     "(0: any shared character; 1: one holds the other).",
 }
@@ -57,7 +58,8 @@ HELP: dict[str, str] = {
 # before they existed, or without chunks, reads as having them at their defaults.
 CHUNK_NAMES: tuple[str, ...] = ("chunk_sep", "chunk_map", "chunk_agg")
 SPAN_NAMES: tuple[str, ...] = ("chunk_offsets", "span_overlap")
-OPTIONAL_NAMES: tuple[str, ...] = CHUNK_NAMES + SPAN_NAMES
+PEER_NAMES: tuple[str, ...] = ("drop_self",)
+OPTIONAL_NAMES: tuple[str, ...] = CHUNK_NAMES + SPAN_NAMES + PEER_NAMES
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,8 @@ class Settings:
             qrels are character spans and each chunk is judged by the spans it overlaps.
         span_overlap: least overlap, as a share of the shorter of chunk and span, for a chunk to
             take a span's grade; 0 (default) means any shared character.
+        drop_self: leave out of every ranking the document whose id equals the query's id, as
+            BEIR's evaluator does (``ignore_identical_ids``); echoed only when set.
 
     >>> Settings(ties="input").to_dict()["ties"]
     'input'
@@ -106,6 +110,7 @@ class Settings:
     chunk_agg: str = "first"
     chunk_offsets: str | None = None
     span_overlap: float = 0.0
+    drop_self: bool = False
 
     def __post_init__(self) -> None:
         for name, allowed in CHOICES.items():
@@ -119,6 +124,7 @@ class Settings:
             raise ConfigError(f"The 'rel' parameter must be an int >= 1. Got {rel!r} instead.", key_path="rel")
         object.__setattr__(self, "rel", int(rel))
         object.__setattr__(self, "judged_only", bool(self.judged_only))
+        object.__setattr__(self, "drop_self", bool(self.drop_self))
         self._check_chunks()
 
     def _check_chunks(self) -> None:
@@ -172,6 +178,8 @@ class Settings:
             shown = {k: v for k, v in shown.items() if k not in CHUNK_NAMES}
         if self.chunk_offsets is None:
             shown = {k: v for k, v in shown.items() if k not in SPAN_NAMES}
+        if not self.drop_self:
+            shown.pop("drop_self")
         return {
             **shown,
             "scores": "float64",

@@ -11,6 +11,7 @@ from rankgate.core.qrels import Qrels
 from rankgate.core.run import Run
 from rankgate.errors import InputError
 from rankgate.io import tables, trec
+from rankgate.io.ranx_files import is_lz4, read_lz4_mapping
 from rankgate.io.source import FORMATS, detect_format, read_bytes, read_head, stem
 
 Locate = Callable[[int], str]
@@ -25,11 +26,16 @@ def read_run(
 ) -> Run:
     """Read a run: TREC (``qid Q0 docid rank score tag``), JSON ``{qid: {docid: score}}`` or
     ``{qid: [docid, ...]}`` (a ranked list), JSONL/CSV/TSV/Parquet with qid, docid, score columns.
-    Compressed files (gzip, bz2, xz, zstd) are read by content. The run is named by the file stem.
+    Compressed files (gzip, bz2, xz, zstd) are read by content, and so are ranx's LZ4 files
+    (`rankgate.io.ranx_files`). The run is named by the file stem.
     """
     source = str(path)
-    fmt = _format(path, format)
     run_name = name or stem(path)
+    if format is None and is_lz4(path):
+        mapping = read_lz4_mapping(path, "run")
+        run_name = name or stem(source.removesuffix(".lz4"))
+        return Run.from_dict(mapping, source=source, name=run_name, duplicates=duplicates)
+    fmt = _format(path, format)
     if fmt == "trec":
         parsed = trec.read(source, trec.RUN_LAYOUT, source)
         t = parsed.table
@@ -60,6 +66,8 @@ def read_qrels(
     ``{qid: [docid, ...]}`` (binary), JSONL/CSV/TSV/Parquet (e.g. BEIR ``query-id corpus-id score``).
     """
     source = str(path)
+    if format is None and is_lz4(path):
+        return Qrels.from_dict(read_lz4_mapping(path, "qrels"), source=source, duplicates=duplicates)
     fmt = _format(path, format)
     if fmt == "trec":
         parsed = trec.read(source, trec.QRELS_LAYOUT, source)

@@ -39,6 +39,7 @@ EXTENSIONS = {
     ".tsv": "tsv",
     ".parquet": "parquet",
     ".pq": "parquet",
+    ".parq": "parquet",  # ranx's Run.save(".parq")
 }
 BOM = b"\xef\xbb\xbf"
 # What reading a corrupt or truncated compressed file raises (lzma's error is none of the others).

@@ -33,6 +33,8 @@ class RankedBlock:
         max_grade: largest grade in the whole qrels (ERR's default gmax).
         rank: 0-based rank of each row; default: its position in its query (a dense block).
         depth: ranked rows of each query; default: the rows present (a dense block).
+        tie_first, tie_size: the group of equal scores of each row, its first 0-based rank and
+            its size; given only when a measure averages over ties (``nDCG(ties=average)``).
     """
 
     def __init__(
@@ -46,6 +48,8 @@ class RankedBlock:
         max_grade: int = 0,
         rank: np.ndarray | None = None,
         depth: np.ndarray | None = None,
+        tie_first: np.ndarray | None = None,
+        tie_size: np.ndarray | None = None,
     ) -> None:
         self.n_queries = n_queries
         self.row_query = row_query
@@ -57,6 +61,8 @@ class RankedBlock:
         self.offsets = group_offsets(row_query, n_queries)
         self.rank: np.ndarray = positions_in_group(self.offsets) if rank is None else rank
         self.depth: np.ndarray = np.diff(self.offsets) if depth is None else depth
+        self.tie_first = tie_first
+        self.tie_size = tie_size
         self._cache: dict[object, Any] = {}
 
     def __repr__(self) -> str:
@@ -83,15 +89,20 @@ class RankedBlock:
         key = ("head", k)
         if key not in self._cache:
             keep = self.rank < k
+            if self.tie_first is not None:  # a tie group that starts above k shares its gains above k
+                keep |= self.tie_first < k
             self._cache[key] = self._with_rows(keep, self.rank[keep], np.minimum(self.depth, k))
         head: RankedBlock = self._cache[key]
         return head
 
     def keep_rows(self, keep: np.ndarray) -> RankedBlock:
-        """The same queries and judgments with only the ranked rows in ``keep`` (re-ranked)."""
-        return self._with_rows(keep, None, None)
+        """The same queries and judgments with only the ranked rows in ``keep`` (re-ranked; no tie groups)."""
+        return self._with_rows(keep, None, None, ties=False)
 
-    def _with_rows(self, keep: np.ndarray, rank: np.ndarray | None, depth: np.ndarray | None) -> RankedBlock:
+    def _with_rows(
+        self, keep: np.ndarray, rank: np.ndarray | None, depth: np.ndarray | None, *, ties: bool = True
+    ) -> RankedBlock:
+        tied = ties and self.tie_first is not None and self.tie_size is not None
         return RankedBlock(
             n_queries=self.n_queries,
             row_query=self.row_query[keep],
@@ -102,6 +113,8 @@ class RankedBlock:
             max_grade=self.max_grade,
             rank=rank,
             depth=depth,
+            tie_first=self.tie_first[keep] if tied and self.tie_first is not None else None,
+            tie_size=self.tie_size[keep] if tied and self.tie_size is not None else None,
         )
 
     # -- relevance ----------------------------------------------------------------------

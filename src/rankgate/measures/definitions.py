@@ -58,6 +58,31 @@ PERSISTENCE = ParamSpec(
     check=lambda v: 0.0 < v < 1.0,
     requirement=" in (0, 1)",
 )
+TIES = ParamSpec(
+    "ties",
+    str,
+    "break",
+    "documents with equal scores: break = in evaluation order (the settings' tie rule); average = each "
+    "takes the mean gain of its tie group over the group's ranks (McSherry & Najork 2008, scikit-learn's "
+    "ndcg_score)",
+    choices=("break", "average"),
+)
+MIN_GRADE = ParamSpec(
+    "min_grade",
+    int,
+    1,
+    "grades below it gain nothing, in the run and in the ideal (ranx's -lN suffix: ndcg@5-l2)",
+    check=lambda v: v >= 1,
+    requirement=" >= 1",
+)
+AP_DENOMINATOR = ParamSpec(
+    "denominator",
+    str,
+    "R",
+    "what the sum of precisions is divided by: R = every relevant doc (trec_eval map_cut), min_k_R = "
+    "min(k, R) (sentence-transformers), retrieved_relevant = the relevant docs in the top k (torchmetrics)",
+    choices=("R", "min_k_R", "retrieved_relevant"),
+)
 MAX_GRADE = ParamSpec(
     "max_grade",
     int,
@@ -107,11 +132,12 @@ register(
         definition=(
             "DCG@k = sum over ranks i <= k of gain(g_i) / log2(i + 1); nDCG@k = DCG@k / IDCG@k, where the "
             "ideal ranks every judged doc of the query by grade (truncated at k). Negative grades gain 0. "
-            "Ignores 'rel', like trec_eval"
+            "Ignores 'rel', like trec_eval; grades below min_grade gain 0. With ties=average each doc of a "
+            "group of equal scores gains the group's mean gain at each rank the group spans"
         ),
         kernel=kernel("ndcg"),
         reference=reference("ndcg"),
-        params=(GAIN,),
+        params=(GAIN, TIES, MIN_GRADE),
         trec_eval="ndcg_cut_k (linear gain); ndcg without @k",
         aliases=(
             Alias(
@@ -121,7 +147,7 @@ register(
             Alias("ndcg_burges", "ranx", ("ndcg_burges@10",), fixed=(("gain", "exp"),)),
         ),
         param_aliases=(ParamAlias("dcg", "gain", (("log2", "linear"), ("exp-log2", "exp"))),),  # ir_measures
-        examples=("nDCG@10", "nDCG(gain=exp)@10", "nDCG"),
+        examples=("nDCG@10", "nDCG(gain=exp)@10", "nDCG", "nDCG(ties=average)@10", "nDCG(min_grade=2)@5"),
     )
 )
 register(
@@ -146,18 +172,19 @@ register(
         summary="Average precision",
         definition=(
             "AP@k = (sum over relevant docs at ranks i <= k of P@i) / R; 0 when R = 0. "
-            "Divides by all relevant docs of the query (trec_eval map_cut). Averaged: MAP"
+            "Divides by all relevant docs of the query (trec_eval map_cut); denominator=min_k_R divides by "
+            "min(k, R), denominator=retrieved_relevant by the relevant docs in the top k. Averaged: MAP"
         ),
         kernel=kernel("average_precision"),
         reference=reference("average_precision"),
-        params=(REL,),
+        params=(REL, AP_DENOMINATOR),
         trec_eval="map; map_cut_k",
         aliases=(
             Alias("map", "trec_eval", ("map",)),
             Alias("map_cut", "trec_eval", ("map_cut_100", "map_cut"), default_cutoffs=TREC_EVAL_CUTOFFS),
             Alias("map", "ranx", ("map@100",)),
         ),
-        examples=("AP", "AP@100"),
+        examples=("AP", "AP@100", "AP(denominator=min_k_R)@10"),
     )
 )
 register(
@@ -273,10 +300,7 @@ register(
         bounds=(0.0, math.inf),
         aggregate="sum",
         trec_eval="num_rel_ret",
-        aliases=(
-            Alias("num_rel_ret", "trec_eval", ("num_rel_ret",)),
-            Alias("hits", "ranx", ("hits@10",)),
-        ),
+        aliases=(Alias("num_rel_ret", "trec_eval", ("num_rel_ret",)),),  # ranx's hits is Hits (a mean)
         examples=("NumRelRet", "NumRelRet@10"),
     )
 )
@@ -309,5 +333,6 @@ register(
     )
 )
 
-# The rest of trec_eval's all_trec set, in a module of its own.
-from rankgate.measures import trec_more  # noqa: E402,F401  (registers on import)
+# The rest of trec_eval's all_trec set, and other evaluators' conventions (ranx, scikit-learn,
+# torchmetrics), each in a module of its own.
+from rankgate.measures import peer_conventions, trec_more  # noqa: E402,F401  (register on import)

@@ -71,7 +71,13 @@ def average_precision(b: RankedBlock, m: Measure) -> np.ndarray:
     rel = _masked(b.relevant(m.get("rel")), b.top(m.cutoff))
     found = b.segment_cumsum(rel.astype(np.float64))
     precision_at_rel = np.where(rel, found / (b.rank + 1), 0.0)
-    return _safe_div(b.per_query_sum(precision_at_rel), b.num_rel(m.get("rel")))
+    denominator = dict(m.params).get("denominator", "R")  # GMAP shares this kernel, without the parameter
+    if denominator == "retrieved_relevant":
+        return _safe_div(b.per_query_sum(precision_at_rel), b.per_query_sum(rel))
+    big_r = b.num_rel(m.get("rel"))
+    if denominator == "min_k_R" and m.cutoff is not None:
+        big_r = np.minimum(big_r, m.cutoff)
+    return _safe_div(b.per_query_sum(precision_at_rel), big_r)
 
 
 def r_precision(b: RankedBlock, m: Measure) -> np.ndarray:
@@ -92,20 +98,29 @@ def _gain(grades: np.ndarray, kind: str) -> np.ndarray:
     return g if kind == "linear" else np.exp2(g) - 1.0
 
 
-def ndcg(b: RankedBlock, m: Measure) -> np.ndarray:
-    kind = m.get("gain")
-    k = m.cutoff
-    discount = 1.0 / np.log2(b.rank + 2.0)
-    gains = np.where(b.judged, _gain(b.grade, kind), 0.0) * discount
-    if k is not None:
-        gains = np.where(b.rank < k, gains, 0.0)
-    dcg = b.per_query_sum(gains)
+def dcg(b: RankedBlock, m: Measure) -> np.ndarray:
+    grades = np.where(b.judged & (b.grade >= m.get("min_grade")), b.grade, 0)
+    if m.get("ties") == "average":
+        from rankgate.measures.peer_kernels import tie_averaged_dcg
+
+        return tie_averaged_dcg(b, _gain(grades, m.get("gain")), m.cutoff)
+    gains = _gain(grades, m.get("gain")) / np.log2(b.rank + 2.0)
+    if m.cutoff is not None:
+        gains = np.where(b.rank < m.cutoff, gains, 0.0)
+    return b.per_query_sum(gains)
+
+
+def ideal_dcg(b: RankedBlock, m: Measure) -> np.ndarray:
     iq, ig, ir = b.ideal_grades()
-    ideal = _gain(ig, kind) / np.log2(ir + 2.0)
-    if k is not None:
-        ideal = np.where(ir < k, ideal, 0.0)
-    idcg = np.bincount(iq, weights=ideal, minlength=b.n_queries)
-    return _safe_div(dcg, idcg)
+    ig = np.where(ig >= m.get("min_grade"), ig, 0)
+    ideal = _gain(ig, m.get("gain")) / np.log2(ir + 2.0)
+    if m.cutoff is not None:
+        ideal = np.where(ir < m.cutoff, ideal, 0.0)
+    return np.bincount(iq, weights=ideal, minlength=b.n_queries)
+
+
+def ndcg(b: RankedBlock, m: Measure) -> np.ndarray:
+    return _safe_div(dcg(b, m), ideal_dcg(b, m))
 
 
 def bpref(b: RankedBlock, m: Measure) -> np.ndarray:

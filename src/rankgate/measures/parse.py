@@ -82,6 +82,9 @@ def read_name(text: str | Measure) -> tuple[Measure, ...]:
         raise MeasureError(f"A measure name is printable ASCII, as in 'nDCG@10'. Got {name!r}.")
     if re.search(r",\s", name) and "(" not in name:
         raise MeasureError(f"Cannot parse measure {name!r}: write a list without spaces, as in 'P_5,10'.")
+    level = _RANX_LEVEL.match(name)
+    if level:
+        return tuple(_with_level(m, int(level.group("level")), name) for m in read_name(level.group("name")))
     trec = _trec_eval_words(name)
     if trec is not None:
         return trec
@@ -92,6 +95,23 @@ def read_name(text: str | Measure) -> tuple[Measure, ...]:
     if found is not None and name not in _canonical_names():
         return _uncut(found, name, dict(found.fixed))
     return _parse_canonical(name)
+
+
+# ranx's relevance-level suffix: "ndcg@5-l2", "precision@10-l3".
+_RANX_LEVEL = re.compile(r"^(?P<name>[A-Za-z][A-Za-z0-9_\-]*?(?:[@._][0-9]+)?)-l(?P<level>[0-9]+)$")
+
+
+def _with_level(m: Measure, level: int, name: str) -> Measure:
+    """``m`` at ranx's relevance level: ``rel`` (binary measures), or ``min_grade`` (nDCG, DCG).
+
+    >>> str(parse_measure("ndcg@5-l2")), str(parse_measure("precision@10-l3"))
+    ('nDCG(min_grade=2)@5', 'P(rel=3)@10')
+    """
+    names = {p.name for p in m.spec.params}
+    key = "rel" if "rel" in names else "min_grade" if "min_grade" in names else None
+    if key is None:
+        raise MeasureError(f"Cannot parse measure {name!r}: {m.name} has no relevance level (ranx's -lN).")
+    return Measure.make(m.name, m.cutoff, **{**dict(m.params), key: level})
 
 
 def _numbered(found: Reading, sep: str, digits: str, name: str) -> tuple[Measure, ...]:

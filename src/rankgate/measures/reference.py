@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from rankgate.errors import MeasureError
 from rankgate.measures.registry import Measure
 
 Reference = Callable[[Sequence[str], Mapping[str, int], Measure, int], float]
@@ -73,7 +74,12 @@ def average_precision(ranking, judgments, m, max_grade):  # type: ignore[no-unty
         if _is_rel(d, judgments, m.get("rel")):
             found += 1
             total += found / i
-    return total / r
+    denominator = dict(m.params).get("denominator", "R")  # GMAP shares this twin, without the parameter
+    if denominator == "min_k_R" and m.cutoff is not None:
+        r = min(r, m.cutoff)
+    elif denominator == "retrieved_relevant":
+        r = found
+    return total / r if r else 0.0
 
 
 def r_precision(ranking, judgments, m, max_grade):  # type: ignore[no-untyped-def]
@@ -95,12 +101,18 @@ def _gain(grade: int, kind: str) -> float:
     return float(g) if kind == "linear" else 2.0**g - 1.0
 
 
+def dcg(ranking, judgments, m, max_grade):  # type: ignore[no-untyped-def]
+    if m.get("ties") == "average":
+        raise MeasureError(f"{m} needs the run's scores, which a reference ranking lacks")
+    kind, k, least = m.get("gain"), m.cutoff, m.get("min_grade")
+    grades = [judgments.get(d, 0) for d in _top(ranking, k)]
+    return sum(_gain(g if g >= least else 0, kind) / math.log2(i + 1) for i, g in enumerate(grades, start=1))
+
+
 def ndcg(ranking, judgments, m, max_grade):  # type: ignore[no-untyped-def]
-    kind, k = m.get("gain"), m.cutoff
-    dcg = sum(_gain(judgments.get(d, 0), kind) / math.log2(i + 1) for i, d in enumerate(_top(ranking, k), start=1))
-    ideal = sorted(judgments.values(), reverse=True)
-    idcg = sum(_gain(g, kind) / math.log2(i + 1) for i, g in enumerate(_top(ideal, k), start=1))
-    return dcg / idcg if idcg > 0 else 0.0
+    ideal = sorted(judgments, key=lambda d: judgments[d], reverse=True)
+    idcg = dcg(ideal, judgments, m, max_grade)
+    return dcg(ranking, judgments, m, max_grade) / idcg if idcg > 0 else 0.0
 
 
 def bpref(ranking, judgments, m, max_grade):  # type: ignore[no-untyped-def]

@@ -1,0 +1,35 @@
+"""Peer evaluators' conventions that change the run before it is scored (`Settings.drop_self`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from rankgate.core.columns import indices
+from rankgate.core.run import Run
+
+
+def without_self_matches(r: Run) -> Run:
+    """``r`` without the rows whose doc id equals their query id (BEIR's ``ignore_identical_ids``).
+
+    The other rows keep their scores and their order, so ties are broken as before.
+
+    >>> r = Run.from_dict({"q1": {"q1": 9.0, "d1": 1.0}, "q2": {"d2": 1.0}})
+    >>> without_self_matches(r).to_dict()
+    {'q1': {'d1': 1.0}, 'q2': {'d2': 1.0}}
+    """
+    if not r.self_matches:
+        return r
+    query_of_row = r.query_ids.take(indices(r.query_codes))
+    docs = r.doc_ids.combine_chunks() if isinstance(r.doc_ids, pa.ChunkedArray) else r.doc_ids
+    keep = np.flatnonzero(~pc.equal(query_of_row, docs).to_numpy(zero_copy_only=False))
+    rows = indices(keep)
+    return Run(
+        query_of_row.take(rows),
+        docs.take(rows),
+        r.scores[keep],
+        name=r.name,
+        source=r.source,
+        ranked=r.ranked,
+    )

@@ -1,0 +1,91 @@
+"""Measure families that other evaluators define and trec_eval does not (registered on import).
+
+ranx's ``hits@k`` is a per-query count averaged over queries (`Hits`; trec_eval's num_rel_ret,
+`NumRelRet`, sums it); ranx's ``dcg`` is unnormalised (`DCG`); ranx's ``f1`` and the general
+F-measure (`F`). Their kernels and reference twins live in `rankgate.measures.peer_kernels`.
+docs/semantics.md ("Where peers differ") names the option that reproduces each peer.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from rankgate.measures.definitions import GAIN, MIN_GRADE, TIES, kernel, reference
+from rankgate.measures.registry import REL, Alias, LazyFunction, MeasureSpec, ParamAlias, ParamSpec, register
+
+if TYPE_CHECKING:
+    from rankgate.measures.kernels import Kernel
+    from rankgate.measures.reference import Reference
+
+
+def peer_kernel(name: str) -> Kernel:
+    """The function ``name`` of `rankgate.measures.peer_kernels`, imported when first called."""
+    return LazyFunction("rankgate.measures.peer_kernels", name)
+
+
+def peer_reference(name: str) -> Reference:
+    """The reference twin ``name`` of `rankgate.measures.peer_kernels`, imported when first called."""
+    return LazyFunction("rankgate.measures.peer_kernels", name)
+
+
+BETA = ParamSpec(
+    "beta",
+    float,
+    1.0,
+    "weight of recall against precision (1: the harmonic mean, F1)",
+    check=lambda v: v > 0.0,
+    requirement=" > 0",
+)
+
+register(
+    MeasureSpec(
+        name="DCG",
+        summary="Discounted cumulative gain, not normalised (graded)",
+        definition=(
+            "DCG@k = sum over ranks i <= k of gain(g_i) / log2(i + 1), as in nDCG but not divided by the "
+            "ideal's. Negative grades and grades below min_grade gain 0; ties=average as in nDCG"
+        ),
+        kernel=kernel("dcg"),
+        reference=reference("dcg"),
+        params=(GAIN, TIES, MIN_GRADE),
+        bounds=(0.0, math.inf),
+        aliases=(
+            Alias("dcg", "ranx", ("dcg@10",)),
+            Alias("dcg_burges", "ranx", ("dcg_burges@10",), fixed=(("gain", "exp"),)),
+        ),
+        param_aliases=(ParamAlias("dcg", "gain", (("log2", "linear"), ("exp-log2", "exp"))),),
+        examples=("DCG@10", "DCG(gain=exp)@5", "DCG(ties=average)@10"),
+    )
+)
+register(
+    MeasureSpec(
+        name="Hits",
+        summary="Number of relevant docs in the top k, averaged over queries (ranx's hits)",
+        definition=(
+            "Hits@k = |{relevant docs in top k}| per query, and its mean over queries (NumRelRet is the "
+            "same count summed, as trec_eval's num_rel_ret)"
+        ),
+        kernel=kernel("num_rel_ret"),
+        reference=reference("num_rel_ret"),
+        params=(REL,),
+        bounds=(0.0, math.inf),
+        aliases=(Alias("hits", "ranx", ("hits@10",)),),
+        examples=("Hits@10", "Hits"),
+    )
+)
+register(
+    MeasureSpec(
+        name="F",
+        summary="F-measure of precision and recall at k (ranx's f1)",
+        definition=(
+            "F@k = (1 + beta^2) P R / (beta^2 P + R) with P = P@k (divides by k) and R = R@k; 0 when P = R = 0. "
+            "Without @k, P is the set precision (relevant retrieved / retrieved), as trec_eval's set_F"
+        ),
+        kernel=peer_kernel("f_measure"),
+        reference=peer_reference("f_measure_reference"),
+        params=(BETA, REL),
+        aliases=(Alias("f1", "ranx", ("f1@10",)), Alias("f_measure", "plain")),
+        examples=("F@10", "F(beta=0.5)@20", "F"),
+    )
+)
