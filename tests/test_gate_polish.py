@@ -65,3 +65,62 @@ def test_an_unknown_key_names_the_closest_known_one(text: str, key: str, message
     with pytest.raises(ConfigError) as e:
         load_config(__import__("yaml").safe_load(text))
     assert e.value.key_path == key and message in str(e.value)
+
+
+GOLDEN = Path(__file__).parent / "golden" / "gate"
+P95 = "gates:\n  - {name: p95_growth, metric: latency_p95_ms, index: hnsw, regression_max_relative: 0.2}\n"
+
+
+def _bench(capsys: pytest.CaptureFixture[str], tmp_path: Path, config: str, *flags: str) -> str:
+    path = tmp_path / "g.yaml"
+    path.write_text(config)
+    return _gate(capsys, path, "--bench", str(GOLDEN / "bench-new.json"), *flags)[1]
+
+
+@pytest.mark.extra("gate")
+def test_a_bench_baseline_is_a_baseline_and_growth_limits_read_as_growth(capsys, tmp_path) -> None:
+    out = _bench(capsys, tmp_path, P95, "--baseline-bench", str(GOLDEN / "bench-main.json"))
+    assert "no baseline" not in out and "max drop" not in out
+    assert "limit" in out.splitlines()[3] and "20% growth" in out  # the table's column and cell
+    out = _bench(capsys, tmp_path, P95)  # no baseline figures: the growth limit went unchecked
+    assert "(no baseline figures: the limits of p95_growth were not checked; pass --baseline-bench)" in out
+    out = _bench(capsys, tmp_path, P95 + "  - {name: r5, metric: recall@5, threshold: 0.5, regression_max: 0.1}\n")
+    assert "(no baseline: the drop limits of r5 were not checked; pass --baseline-run or --baseline)" in out
+    floors = "gates:\n  - {name: r5, metric: recall@5, threshold: 0.5}\n"
+    assert "no baseline" not in _gate(capsys, _write(tmp_path, floors))[1]  # nothing needed one
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "floors.yaml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.extra("gate")
+@pytest.mark.parametrize(
+    ("rules", "shown", "hidden"),
+    [
+        # a relative bar decided on the CI: the relative CI only (the delta's CI is in the JSON)
+        ("min_relative_improvement: 0.03, decide_on: ci", "+45.6% (95% CI +31.4% to +60.3%);", "18.0 to 34.0;"),
+        # an absolute bar: the delta's CI
+        ("min_improvement: 0.03, decide_on: ci", "(+25.9 pts, 95% CI 18.0 to 34.0;", "+45.6%"),
+        # both: each CI beside its own number
+        ("min_improvement: 0.03, min_relative_improvement: 0.03, decide_on: ci",
+         "(+25.9 pts (95% CI 18.0 to 34.0), +45.6% (95% CI +31.4% to +60.3%);", "), 95% CI"),
+    ],
+)  # fmt: skip
+def test_a_headline_shows_the_ci_its_rule_decides_on(capsys, tmp_path, rules: str, shown: str, hidden: str) -> None:
+    config = _write(tmp_path, f"gates:\n  - {{name: g, metric: nDCG@10, {rules}}}\n")
+    args = ("--baseline-run", str(demo_run_path("bm25")))
+    out = invoke(capsys, "gate", "--qrels", QRELS, "--run", DENSE, "--config", str(config), "--no-record", *args)[1]
+    headline = out.splitlines()[1]
+    assert shown in headline and hidden not in headline
+
+
+@pytest.mark.extra("gate")
+def test_the_verdict_line_says_each_word_once(capsys, tmp_path) -> None:
+    config = _write(tmp_path, "gates:\n  - {name: r5, metric: recall@5, threshold: 0.99}\n")
+    code, out, _ = _gate(capsys, config)
+    assert code == 1 and out.splitlines()[0] == "rankgate gate: FAIL"
+    config.write_text("gates:\n  - {name: r5, metric: recall@5, threshold: 0.99, severity: warning}\n")
+    assert _gate(capsys, config)[1].splitlines()[0] == "rankgate gate: WARN (passed with warnings)"
