@@ -34,10 +34,10 @@ from pydantic import (
 )
 
 from rankgate.errors import ConfigError, MeasureError
-from rankgate.gate.config_keys import closest_key
 from rankgate.evaluation.settings import CHOICES, Settings
 from rankgate.evaluation.settings import DEFAULTS as DEFAULT_SETTINGS
 from rankgate.evaluation.settings import NAMES as SETTING_NAMES
+from rankgate.gate.config_keys import closest_key
 from rankgate.gate.figures import NAMES as FIGURE_NAMES
 from rankgate.gate.figures import Figure, parse_figure, suggest_figure
 from rankgate.gate.names import metric_from_name  # re-exported: gates use it by this path
