@@ -121,8 +121,9 @@ _VALUE_OPTIONS: dict[str, tuple[Any, str]] = {
 
 def chunk_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """The chunk and span policies as options of a verb whose settings come from a gate file
-    (``gate``): given options override the file's ``settings:``; the command's ``config`` becomes
-    the loaded `GateConfig`. Verbs with `semantics_options` have these options already."""
+    (``gate``): a given option fills in a setting the file leaves unset and must agree with one
+    it sets (else a `ConfigError`, exit 2); the command's ``config`` becomes the loaded
+    `GateConfig`. Verbs with `semantics_options` have these options already."""
     names = ("chunk_sep", "chunk_map", "chunk_agg", "chunk_offsets", "span_overlap")
 
     @functools.wraps(func)
@@ -130,16 +131,16 @@ def chunk_options(func: Callable[..., Any]) -> Callable[..., Any]:
         given = {n: v for n in names if (v := kwargs.pop(n)) is not None}
         if given:
             from rankgate.gate.config import GateConfig, load_config
+            from rankgate.gate.config_keys import with_flags
 
             config = kwargs["config"]
-            loaded = config if isinstance(config, GateConfig) else load_config(config)
-            kwargs["config"] = loaded.model_copy(update={"settings": Settings.of(loaded.settings, **given)})
+            kwargs["config"] = with_flags(config if isinstance(config, GateConfig) else load_config(config), given)
         return func(*args, **kwargs)
 
     for name in reversed(names):
         flag = "--" + name.replace("_", "-")
         kind, metavar = _VALUE_OPTIONS.get(name, (click.Choice(list(CHOICES.get(name, ()))), None))
-        help_text = POLICY_HELP[name] + " Overrides the gate file's settings."
+        help_text = POLICY_HELP[name] + " For a setting the gate file leaves unset; one it sets must match."
         command = click.option(flag, name, type=kind, metavar=metavar, default=None, help=help_text)(command)
     return command
 

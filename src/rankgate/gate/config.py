@@ -37,6 +37,7 @@ from rankgate.errors import ConfigError, MeasureError
 from rankgate.evaluation.settings import CHOICES, Settings
 from rankgate.evaluation.settings import DEFAULTS as DEFAULT_SETTINGS
 from rankgate.evaluation.settings import NAMES as SETTING_NAMES
+from rankgate.gate.config_keys import closest_key
 from rankgate.gate.figures import NAMES as FIGURE_NAMES
 from rankgate.gate.figures import Figure, parse_figure, suggest_figure
 from rankgate.gate.names import metric_from_name  # re-exported: gates use it by this path
@@ -226,6 +227,7 @@ class GateConfig(BaseModel):
     seed: int
     n_resamples: int
     source: str
+    settings_given: frozenset[str] = frozenset()  # the settings the file sets (flags may not change them)
 
     @property
     def measures(self) -> list[Measure]:
@@ -275,7 +277,8 @@ def _validate(data: Mapping[str, Any], source: str) -> GateFile:
     try:
         return GateFile.model_validate(dict(data))
     except ValidationError as e:
-        first = e.errors()[0]
+        errors = e.errors()  # an unknown key first: `gate:` explains the missing `gates:`
+        first = next((x for x in errors if x.get("type") == "extra_forbidden"), errors[0])
         raise ConfigError(_describe(first), key_path=_key_path(first["loc"]) or None, source=source) from None
 
 
@@ -296,7 +299,8 @@ def _key_path(loc: tuple[Any, ...]) -> str:
 def _describe(error: Mapping[str, Any]) -> str:
     kind = error.get("type", "")
     if kind == "extra_forbidden":
-        return "unknown key (check its spelling)"
+        close = closest_key(GateFile, tuple(error.get("loc", ())))
+        return f"unknown key; did you mean {close!r}?" if close else "unknown key (check its spelling)"
     if kind == "missing":
         return "required key is missing"
     message = str(error.get("msg", "invalid value")).removeprefix("Value error, ")
@@ -351,6 +355,7 @@ def _resolve(spec: GateFile, source: str, *, base: Path) -> GateConfig:
         seed=spec.seed,
         n_resamples=spec.n_resamples,
         source=source,
+        settings_given=frozenset(spec.settings.model_fields_set),  # type: ignore[attr-defined]
     )
 
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 ICONS = {"pass": "✅", "warn": "⚠️", "fail": "❌", "inconclusive": "❔"}
 VERDICT_WORDS = {"pass": "passed", "warn": "passed with warnings", "fail": "failed"}
+VERDICT_LINES = {"pass": "PASS", "warn": "WARN (passed with warnings)", "fail": "FAIL"}  # the terminal's first line
 MAX_TAG_ROWS = 15
 
 
@@ -108,14 +109,23 @@ def _limits(outcome: GateOutcome, fraction: bool) -> str:
     return ", ".join(parts)
 
 
-def _relative(outcome: GateOutcome) -> str:
-    """``, +5.0%`` when the gate has a relative rule (the change as a fraction of the baseline)."""
+def _change(outcome: GateOutcome, frac: bool, unit: str) -> str:
+    """The change and the one CI its rules decide on: ``-6.0 pts, 95% CI -8.1 to -3.9``; with
+    only relative rules decided on a CI, that CI: ``+6.0 pts, +8.0% (95% CI +2.1% to +14.0%)``;
+    with both kinds, each CI beside its number. Every CI is in the JSON (``ci``, ``checks``)."""
     g = outcome.gate
-    if outcome.relative_delta is None or (g.regression_max_relative is None and g.min_relative_improvement is None):
-        return ""
-    ci = next((c.ci for c in outcome.checks if c.relative and c.ci), None)
-    shown = f" ({g.confidence:.0%} CI {ci[0] * 100:+.1f}% to {ci[1] * 100:+.1f}%)" if ci else ""
-    return f", {outcome.relative_delta * 100:+.1f}%{shown}"
+    delta = fmt_delta(outcome.delta, frac) + ("" if frac else unit)
+    relative = g.regression_max_relative is not None or g.min_relative_improvement is not None
+    absolute = g.regression_max is not None or g.min_improvement is not None or not relative
+    abs_ci = f"{g.confidence:.0%} CI {_fmt_ci(outcome.ci, frac)}" if outcome.ci else ""
+    rel_ci = next((c.ci for c in outcome.checks if c.relative and c.ci), None)
+    if outcome.relative_delta is not None and relative:
+        rel = f"{outcome.relative_delta * 100:+.1f}%"
+        if rel_ci is None:  # no relative rule decided on a CI: the delta's CI, as without one
+            return f"{delta}, {rel}" + (f", {abs_ci}" if abs_ci else "")
+        rel += f" ({g.confidence:.0%} CI {rel_ci[0] * 100:+.1f}% to {rel_ci[1] * 100:+.1f}%)"
+        return f"{delta} ({abs_ci}), {rel}" if abs_ci and absolute else f"{delta}, {rel}"
+    return delta + (f", {abs_ci}" if abs_ci else "")
 
 
 def headline(outcome: GateOutcome, *, text: Callable[[str], str] = str) -> str:
@@ -137,9 +147,7 @@ def headline(outcome: GateOutcome, *, text: Callable[[str], str] = str) -> str:
             move = f"rose from {before} to {after}"
         else:
             move = f"held at {after}"
-        ci = f", {g.confidence:.0%} CI {_fmt_ci(outcome.ci, frac)}" if outcome.ci else ""
-        delta = fmt_delta(outcome.delta, frac) + ("" if frac else unit)
-        line = f"{name} {move} ({delta}{_relative(outcome)}{ci}; {limits})"
+        line = f"{name} {move} ({_change(outcome, frac, unit)}; {limits})"
         if outcome.value is not None and outcome.n_paired < outcome.n_queries:
             line += f"; {fmt_value(outcome.value, frac)} over all {outcome.n_queries} queries"
     else:
@@ -216,7 +224,7 @@ def markdown(report: GateReport, *, key: str = "default") -> str:
     return "\n".join(lines) + "\n"
 
 
-GATE_HEADERS = ("gate", "metric", "value", "baseline", "delta", "CI of delta", "floor", "max drop", "queries", "status")
+GATE_HEADERS = ("gate", "metric", "value", "baseline", "delta", "CI of delta", "floor", "limit", "queries", "status")
 TAG_HEADERS = ("tag", "value", "measure", "queries", "baseline", "current", "delta", "CI of delta")
 _LEFT = {"gate", "metric", "CI of delta", "status", "tag", "value", "measure", "needs"}  # the rest are numbers
 
@@ -248,13 +256,36 @@ def _gate_cells(o: GateOutcome, bars: bool = False) -> list[str]:
         fmt_delta(o.delta, frac) + ("" if frac else unit) if o.delta is not None else "",
         _fmt_ci(o.ci, frac) if o.ci else "",
         floor,
-        _allowed(g, frac, unit),
+        _limit_cell(g, frac, unit),
         str(o.n_queries) if g.figure is None else "-",
         f"{ICONS[o.status]} {o.status}",
     ]
     if bars:
         cells.insert(8, _bars(g, frac, unit).removeprefix("needs "))
     return cells
+
+
+def _limit_cell(g: Any, frac: bool, unit: str) -> str:
+    """The regression limits with their direction: ``3 pts drop``, ``20% growth``."""
+    allowed = _allowed(g, frac, unit)
+    return f"{allowed} {'drop' if g.higher_is_better else 'growth'}" if allowed else ""
+
+
+def _unchecked(report: GateReport, *, figures: bool) -> str | None:
+    """Which quality gates' (or operational gates') limits against a baseline went unchecked for
+    want of one, and what to pass; None when every limit had its baseline."""
+    names = [
+        o.gate.name
+        for o in report.outcomes
+        if (o.gate.regression_max is not None or o.gate.regression_max_relative is not None)
+        and (o.gate.figure is not None) == figures
+        and (o.baseline is None if figures else not report.baseline_label)
+    ]
+    if not names:
+        return None
+    if figures:
+        return f"no baseline figures: the limits of {', '.join(names)} were not checked; pass --baseline-bench"
+    return f"no baseline: the drop limits of {', '.join(names)} were not checked; pass --baseline-run or --baseline"
 
 
 def _gate_table(outcomes: Sequence[GateOutcome]) -> list[str]:
@@ -328,12 +359,13 @@ def _footer(report: GateReport) -> str:
     bits = [f"run {code_span(report.run_name)}", f"{report.current.queries['evaluated']} queries"]
     if report.baseline_label:
         bits.append(f"baseline {_baseline_label(report)}")
-    else:
-        bits.append("no baseline: floors only")
+    elif _unchecked(report, figures=False):
+        bits.append("no baseline: drop limits not checked")
     if report.stored_id is not None:
         bits.append(f"stored as result {report.stored_id}")
     bits.append(f"qrels `{report.qrels_fingerprint[:12]}`")
-    notes = "".join(f"<br>{markdown_text(n)}" for n in report.notes)
+    unchecked = _unchecked(report, figures=True)
+    notes = "".join(f"<br>{markdown_text(n)}" for n in [*([unchecked] if unchecked else []), *report.notes])
     return "<sub>" + " · ".join(bits) + notes + "</sub>"
 
 
@@ -348,10 +380,9 @@ def _baseline_label(report: GateReport) -> str:
 def plain_text(report: GateReport) -> str:
     """The terminal and CI-log form: verdict line, one headline per gate, the gates' table and the
     per-tag breakdown (worst first), as the PR comment has them; plain text, never wrapped."""
-    lines = [f"rankgate gate: {report.verdict.upper()} ({VERDICT_WORDS[report.verdict]})"]
+    lines = [f"rankgate gate: {VERDICT_LINES[report.verdict]}"]
     lines += [f"  {headline(o)}" for o in report.outcomes]
-    if not report.baseline_label:
-        lines.append("  (no baseline: only floors were checked; pass --baseline-run or --baseline)")
+    lines += [f"  ({line})" for line in (_unchecked(report, figures=False), _unchecked(report, figures=True)) if line]
     lines += [f"  note: {n}" for n in report.notes]
     bars = _has_bars(report.outcomes)
     lines += ["", *_columns(_gate_headers(report.outcomes), [_gate_cells(o, bars) for o in report.outcomes])]
