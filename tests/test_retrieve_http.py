@@ -138,7 +138,10 @@ def test_failed_queries_leave_no_run_file(
     code, _out, err = invoke(capsys, *argv)
     failing = sorted(qid for qid, text in QUERIES.items() if FAIL_WORD in text.lower().split())
     assert code == 1 and not run.exists()
-    assert "6 of 63 queries failed; the run was not written (run again to ask only for them, or pass --allow-failures)" in err
+    assert (
+        "6 of 63 queries failed; the run was not written (run again to ask only for them, or pass --allow-failures)"
+        in err
+    )
     assert all(f"failed: {qid}: no answer after 1 attempts; last: HTTP 500" in err for qid in failing)
     asked = service.asked("/failsome")
     code, _out, err = invoke(capsys, *argv, "--allow-failures")

@@ -72,22 +72,26 @@ class EvaluationFacts:
                 if self.queries == "qrels"
                 else "they are left out of the averages"
             )
-            out.append(f"{c['missing_from_run']} qrels queries are not in the run (e.g. {eg}); {consequence}")
+            out.append(
+                f"{c['missing_from_run']} qrels {_queries(c['missing_from_run'], 'is', 'are')} not in the run "
+                f"(e.g. {eg}); {consequence}"
+            )
         if c["run_only"]:
             eg = ", ".join(repr(x) for x in self.run_only_ids)
-            out.append(f"{c['run_only']} run queries have no judgments (e.g. {eg}) and are ignored")
+            out.append(f"{c['run_only']} run {_queries(c['run_only'])} no judgments (e.g. {eg}) and are ignored")
         if c["no_relevant"]:
             consequence = (
                 "they score 0 on most measures (pass --empty skip to leave them out)"
                 if self.empty == "zero"
                 else "they are left out of the averages"
             )
-            out.append(f"{c['no_relevant']} queries have no relevant judgment; {consequence}")
+            out.append(f"{c['no_relevant']} {_queries(c['no_relevant'])} no relevant judgment; {consequence}")
         # Ids that merely coincide (classic collections number queries and documents alike) rank
         # their namesake anywhere; a corpus that holds the queries (Quora, ArguAna) ranks it first.
         if self.n_self_matches and 2 * self.n_self_on_top >= self.n_self_matches:
             out.append(
-                f"{self.n_self_matches} queries retrieve a document whose id equals the query id "
+                f"{self.n_self_matches} {_queries(self.n_self_matches, 'retrieves', 'retrieve')} a document "
+                "whose id equals the query id "
                 f"(e.g. {self.self_matches[0]!r}), {self.n_self_on_top} of them as their top result; "
                 "BEIR drops such self-matches, rankgate keeps them"
             )
@@ -96,11 +100,13 @@ class EvaluationFacts:
                 names = ", ".join(self.cutoffs[k])
                 if k > self.deepest:
                     out.append(
-                        f"the run returns at most {self.deepest} documents per query, fewer than the cutoff of {names}"
+                        f"the run returns at most {self.deepest} {'document' if self.deepest == 1 else 'documents'} "
+                        f"per query, fewer than the cutoff of {names}"
                     )
                 elif self.shallow.get(k):
                     out.append(
-                        f"{self.shallow[k]} queries return fewer than {k} documents (the cutoff of {names}); "
+                        f"{self.shallow[k]} {_queries(self.shallow[k], 'returns', 'return')} fewer than {k} "
+                        f"documents (the cutoff of {names}); "
                         "the ranks they lack count as not relevant"
                     )
         if self.unjudged_fraction > UNJUDGED_WARNING_FRACTION:
@@ -109,6 +115,11 @@ class EvaluationFacts:
                 f"bounds; look at Judged@{self.probe_k} or Bpref, or judge more (rankgate label)"
             )
         return out
+
+
+def _queries(n: int, one: str = "has", several: str = "have") -> str:
+    """``"query has"`` for one query, ``"queries have"`` for several (or the verbs given)."""
+    return f"query {one}" if n == 1 else f"queries {several}"
 
 
 def _first(lists: Sequence[Sequence[str]]) -> list[str]:

@@ -177,9 +177,7 @@ class RetrieveReport:
                 1 for a in self.answers if a.scores_unordered
             ),
         }
-        out.extend(
-            f"{n:,} {'query' if n == 1 else 'queries'} {what[n != 1]}" for what, n in counts.items() if n
-        )
+        out.extend(f"{n:,} {'query' if n == 1 else 'queries'} {what[n != 1]}" for what, n in counts.items() if n)
         return out
 
     def to_dict(self) -> dict[str, Any]:
