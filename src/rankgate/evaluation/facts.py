@@ -31,6 +31,7 @@ class EvaluationFacts:
     queries: str = "qrels"
     empty: str = "zero"
     n_self_on_top: int = 0  # of n_self_matches: queries whose own-id document is their top result
+    chunk_matches: dict[str, int] = field(default_factory=dict)  # separator -> sampled ids judged once cut there
 
     @classmethod
     def merge(cls, parts: Sequence[EvaluationFacts]) -> EvaluationFacts:
@@ -52,6 +53,7 @@ class EvaluationFacts:
             shown=sum(p.shown for p in parts),
             queries=first.queries,
             empty=first.empty,
+            chunk_matches={key: sum(p.chunk_matches.get(key, 0) for p in parts) for key in first.chunk_matches},
         )
 
     @property
@@ -114,7 +116,23 @@ class EvaluationFacts:
                 f"{self.unjudged_fraction:.0%} of the top-{self.probe_k} documents are unjudged, so scores are lower "
                 f"bounds; look at Judged@{self.probe_k} or Bpref, or judge more (rankgate label)"
             )
+            out.extend(_chunk_hint(self))
         return out
+
+
+def _chunk_hint(facts: EvaluationFacts) -> list[str]:
+    """The ``--chunk-sep`` hint when most sampled run ids, cut at a separator, are judged documents."""
+    sampled = facts.chunk_matches.get("sampled", 0)
+    found = {sep: n for sep, n in facts.chunk_matches.items() if sep != "sampled"}
+    if not sampled or not found:
+        return []
+    sep, n = max(found.items(), key=lambda item: item[1])
+    if 2 * n <= sampled:
+        return []
+    return [
+        f"{n} of {sampled} sampled run ids cut at their last {sep!r} are judged document ids: if the run holds "
+        f"chunk ids, pass --chunk-sep '{sep}' (chunk_sep={sep!r} in Python) to score their documents"
+    ]
 
 
 def _queries(n: int, one: str = "has", several: str = "have") -> str:
