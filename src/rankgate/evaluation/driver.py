@@ -22,8 +22,8 @@ from rankgate.core.columns import indices
 from rankgate.core.qrels import Qrels
 from rankgate.core.run import Run
 from rankgate.errors import InputError
-from rankgate.evaluation.chunking import chunk_warnings, documents_of
 from rankgate.evaluation.chunk_hint import chunk_matches
+from rankgate.evaluation.chunking import chunk_warnings, documents_of
 from rankgate.evaluation.facts import UNJUDGED_WARNING_FRACTION, EvaluationFacts
 from rankgate.evaluation.join import index_in, join
 from rankgate.evaluation.results import Results
