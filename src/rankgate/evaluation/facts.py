@@ -53,7 +53,9 @@ class EvaluationFacts:
             shown=sum(p.shown for p in parts),
             queries=first.queries,
             empty=first.empty,
-            chunk_matches={key: sum(p.chunk_matches.get(key, 0) for p in parts) for key in first.chunk_matches},
+            chunk_matches={  # partitions sample on their own: a partition mostly judged samples nothing
+                key: sum(p.chunk_matches.get(key, 0) for p in parts) for p0 in parts for key in p0.chunk_matches
+            },
         )
 
     @property
