@@ -120,7 +120,7 @@ def test_json_states_the_query_policy_and_each_runs_accounting(capsys):
     assert queries["compared"] == 63 and queries["policy"] == "qrels"
     assert queries["per_system"]["keyword_first"]["missing_from_run"] == 1  # q04 scores 0
     assert queries["per_system"]["bm25"]["missing_from_run"] == 0
-    assert any(w.startswith("keyword_first: 1 qrels queries are not in the run") for w in json.loads(out)["warnings"])
+    assert any(w.startswith("keyword_first: 1 qrels query is not in the run") for w in json.loads(out)["warnings"])
     code, out, _ = invoke(capsys, "compare", QRELS, RUNS[0], RUNS[2], "-m", "nDCG@10", "--queries", "intersection")
     assert code == 0
     assert "queries: those in both the qrels and each run" in out and "62 queries" in out

@@ -180,10 +180,28 @@ def test_a_bad_id_or_page_is_a_404_page(client: Any, url: str):
     assert "<html" in r.text and "Traceback" not in r.text
 
 
-@pytest.mark.parametrize("url", ["/api/evaluations/999", "/api/evaluations/x/queries", "/api/compare?a=1"])
+@pytest.mark.parametrize("url", ["/api/evaluations/999", "/api/evaluations/x/queries", "/api/compare?a=1&b=77"])
 def test_a_bad_id_in_the_api_is_a_json_404(client: Any, url: str):
     r = client.get(url)
     assert r.status_code == 404 and "error" in r.json()
+
+
+@pytest.mark.parametrize(
+    ("url", "words"),
+    [
+        ("/api/compare?a=2", "b is required"),
+        ("/api/compare?b=2", "a is required"),
+        ("/api/compare?a=2&b=", "b is required"),
+        ("/api/compare?a=x&b=2", "a must be the id of a stored evaluation"),
+        ("/api/rankings?a=1&b=two&query=q1", "b must be the id of a stored evaluation"),
+        ("/compare?a=1&b=-3", "b must be the id of a stored evaluation"),
+    ],
+)
+def test_a_missing_or_malformed_a_or_b_is_a_400(client: Any, url: str, words: str):
+    r = client.get(url)
+    assert r.status_code == 400 and words in r.text and "(none)" not in r.text
+    if url.startswith("/api/"):
+        assert r.json() == {"error": r.json()["error"], "status": 400}
 
 
 def test_hostile_strings_are_escaped_in_every_page(client: Any):

@@ -193,6 +193,6 @@ def test_warning_for_some_queries_shallower_than_a_cutoff():
     assert res["P@2"] == pytest.approx((1 / 2 + 1 / 2 + 1 / 2 + 0) / 4)  # q2's empty rank 2 is not relevant
     shallow = [w for w in res.warnings if "fewer than" in w]
     assert shallow == [
-        "1 queries return fewer than 2 documents (the cutoff of P@2); the ranks they lack count as not relevant",
+        "1 query returns fewer than 2 documents (the cutoff of P@2); the ranks they lack count as not relevant",
         "2 queries return fewer than 3 documents (the cutoff of R@3); the ranks they lack count as not relevant",
     ]

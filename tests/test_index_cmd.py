@@ -45,7 +45,7 @@ def test_minilm_index_then_bench_shows_it_next_to_exact_search(
     spec = tmp_path / "chroma.yaml"
     code, out, err = invoke(capsys, "index", "--corpus", "demo", "--into", f"chroma:{tmp_path / 'db'}", "-o", str(spec))
     assert code == 0, err
-    assert "indexed 200 documents (384 dimensions" in err
+    assert "indexed 200 documents (199 distinct texts; 384 dimensions" in err
     assert spec.read_text().splitlines()[:3] == ["kind: chroma", f'path: "{tmp_path / "db"}"', 'collection: "demo"']
     code, out, err = invoke(
         capsys,
@@ -71,3 +71,23 @@ def test_minilm_index_then_bench_shows_it_next_to_exact_search(
     assert team["neighbor_recall"] >= 0.95  # HNSW on 200 documents finds (almost) every exact neighbour
     assert abs(team["metrics"]["nDCG@10"] - dense["metrics"]["nDCG@10"]) <= 0.02
     assert dense["metrics"]["nDCG@10"] == pytest.approx(0.7776, abs=1e-4)  # the MiniLM row of docs/bench.md
+
+
+@pytest.mark.extra("bench", "lancedb")
+def test_the_summary_counts_distinct_texts_so_the_numbers_add_up(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The demo corpus holds two documents with one text: 200 documents, 199 distinct texts, each encoded once."""
+    from rankgate.bench import factory
+    from rankgate.retrieve.indexing import read_documents
+
+    _ids, texts = read_documents("demo")
+    assert (len(texts), len(set(texts))) == (200, 199)  # the fact the message reports
+    monkeypatch.setenv("RANKGATE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(factory, "default_encoder_factory", factory_of(HashingEncoder(8)))
+    argv = ["index", "--corpus", "demo", "--into", f"lancedb:{tmp_path / 'db'}", "-o", str(tmp_path / "s.yaml")]
+    code, _, err = invoke(capsys, *argv)
+    assert code == 0, err
+    assert "indexed 200 documents (199 distinct texts; 8 dimensions; 199 encoded, 0 from the cache)" in err
+    code, _, err = invoke(capsys, *argv, "--overwrite")
+    assert code == 0 and "(199 distinct texts; 8 dimensions; 0 encoded, 199 from the cache)" in err

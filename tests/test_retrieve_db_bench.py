@@ -145,3 +145,36 @@ def test_bench_refuses_chunking_with_a_live_retriever_and_names_a_bad_spec_file(
     plan = plan_from_dict({"chunking": {"size": 20}, "matrix": {"retrievers": [{"type": "live", "spec": spec}]}})
     with pytest.raises(ConfigError, match="chunking: live:lancedb is a live retriever"):
         run_benchmark("demo", plan, encoder_factory=factory_of(HashingEncoder(8)))
+
+
+def test_live_throughput_is_queries_over_the_batch_without_the_services_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A live service that takes 50 s to load its model, then 0.1 s a query: 10 queries answer at 10 q/s, not 0.2.
+
+    A fake clock stands for time: the batch runs over the budget, so only one batch is timed.
+    """
+    import types
+
+    from rankgate.bench import harness
+    from rankgate.bench.report import caption
+    from rankgate.bench.retrievers.live import LiveBenchRetriever
+    from rankgate.retrieve.base import Hit
+
+    now = [0.0]
+
+    class SlowStart:
+        encoder = None
+        loaded = False
+
+        def search(self, qid: str, text: str, k: int) -> list[Hit]:
+            now[0] += 0.1 if self.loaded else 50.1
+            self.loaded = True
+            return [Hit("d1", 1.0)]
+
+    monkeypatch.setattr(harness, "time", types.SimpleNamespace(perf_counter=lambda: now[0]))
+    live = LiveBenchRetriever("live:slow", SlowStart())
+    live.bind(["d1"], [f"q{i}" for i in range(10)], [f"text {i}" for i in range(10)])
+    encoded = live.encode_queries([f"text {i}" for i in range(10)])
+    hits, seconds = harness.timed_search(live, encoded, 5)
+    assert hits.num_queries == 10
+    assert 10 / seconds == pytest.approx(10.0)  # queries over the seconds of the whole batch
+    assert "search q/s: one batch of all queries, search alone (live: the queries asked one after another" in caption()

@@ -124,7 +124,7 @@ def test_unusable_answers_fail_the_query_without_retry(service: FaultyService, p
 def test_empty_hit_list_is_an_answer(service: FaultyService, tmp_path: Path) -> None:
     report = _ask(service.url, "/empty", {"q1": "nothing here"}, output=tmp_path / "run.txt")
     assert not report.failures and report.answers[0].hits == []  # type: ignore[attr-defined]
-    assert report.warnings() == ["1 queries returned no hits"]  # type: ignore[attr-defined]
+    assert report.warnings() == ["1 query returned no hits"]  # type: ignore[attr-defined]
     assert (tmp_path / "run.txt").read_text() == ""
 
 
@@ -138,11 +138,15 @@ def test_failed_queries_leave_no_run_file(
     code, _out, err = invoke(capsys, *argv)
     failing = sorted(qid for qid, text in QUERIES.items() if FAIL_WORD in text.lower().split())
     assert code == 1 and not run.exists()
-    assert "6 of 63 queries failed; the run was not written" in err
+    assert (
+        "6 of 63 queries failed; the run was not written (run again to ask only for them, or pass --allow-failures)"
+        in err
+    )
     assert all(f"failed: {qid}: no answer after 1 attempts; last: HTTP 500" in err for qid in failing)
     asked = service.asked("/failsome")
     code, _out, err = invoke(capsys, *argv, "--allow-failures")
     assert code == 0 and service.asked("/failsome") - asked == 6  # the 57 answers came from the cache
+    assert "6 of 63 queries failed; the run was written without them (run again to ask only for them)\n" in err
     assert sorted(set(QUERIES) - set(read_run(run).to_dict())) == failing
     assert not list(tmp_path.glob(".run.txt.*.tmp"))  # no temporary file left behind
 

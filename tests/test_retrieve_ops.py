@@ -144,3 +144,25 @@ def test_bad_specs_exit_2_naming_the_key(
     assert code == 2 and out == ""
     assert err.startswith(f"rankgate: error: {message}"), err
     assert "Traceback" not in err and not (tmp_path / "run.txt").exists()
+
+
+def test_warnings_use_the_flag_spelling_and_singular_counts() -> None:
+    """One query: singular words; several: plural; the hint names --scores ranks as typed on the CLI."""
+    from rankgate.retrieve.base import Hit
+    from rankgate.retrieve.outcome import Answer, RetrieveReport
+
+    tied = Answer("q1", [Hit("d1", 1.0), Hit("d2", 1.0)], scores_tied=True, duplicates=["d1"])
+    one = RetrieveReport({}, 10, [tied, Answer("q2")], 1.0)
+    assert one.warnings() == [
+        "1 duplicate hit was dropped from 1 query (the first copy of each document kept), e.g. q1: d1",
+        "1 query returned no hits",
+        "1 query has tied scores, which trec_eval orders by doc id, not as returned "
+        "(--scores ranks, or scores='ranks' in Python, keeps the order)",
+    ]
+    two = RetrieveReport({}, 10, [Answer(q, scores_tied=True, scores_unordered=True) for q in ("q1", "q2")], 1.0)
+    assert two.warnings() == [
+        "2 queries returned no hits",
+        "2 queries have tied scores, which trec_eval orders by doc id, not as returned "
+        "(--scores ranks, or scores='ranks' in Python, keeps the order)",
+        "2 queries have scores that do not descend with rank (trec_eval orders by score; distances need negating)",
+    ]

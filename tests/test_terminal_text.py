@@ -121,3 +121,20 @@ PROGRESS_CONSOLES = {
     "evaluation/engines/outofcore.py",
     "cli/report_cmd.py",
 }
+
+
+def test_one_query_is_counted_in_the_singular(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """'1 query evaluated', '1 query has ...'; two queries keep the plural; JSON keys are unchanged."""
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels.write_text("q1 0 a 1\nq2 0 b 0\nq3 0 c 1\n")
+    run.write_text("q1 Q0 a 1 1 t\nq2 Q0 b 1 1 t\nq4 Q0 x 1 1 t\n")
+    code, out, err = invoke(capsys, "eval", str(qrels), str(run), "-m", "P@2")
+    text = out + err
+    assert code == 0 and "3 queries evaluated;" in text
+    assert "the run returns at most 1 document per query, fewer than the cutoff of P@2" in text
+    assert "1 qrels query is not in the run (e.g. 'q3')" in text
+    assert "1 run query has no judgments (e.g. 'q4')" in text
+    assert "1 query has no relevant judgment;" in text
+    run.write_text("q1 Q0 a 1 1 t\n")
+    code, out, err = invoke(capsys, "eval", str(qrels), str(run), "-m", "P@1", "--queries", "intersection")
+    assert code == 0 and "1 query evaluated;" in out + err and "queries" not in (out + err).split("evaluated")[0][-12:]

@@ -216,3 +216,24 @@ def test_max_zero_is_refused_and_text_only_requests_run(capsys, files):
     assert code == 2 and "-M >= 1" in err  # trec_eval's empty rankings: refused, not approximated
     code, out, _ = invoke(capsys, "trec_eval", "-m", "runid", "-m", "relstring", *files)
     assert code == 0 and out.startswith("runid ") and len(out.splitlines()) == 1  # relstring: per query only
+
+
+def test_duplicate_run_line_hint_fits_trec_eval(capsys, tmp_path):
+    q, r = tmp_path / "q.txt", tmp_path / "dup.txt"
+    q.write_text("q1 0 d1 1\n")
+    r.write_text("q1 Q0 d1 1 1 s\nq1 Q0 d1 2 0.5 s\n")
+    code, out, err = invoke(capsys, "trec_eval", str(q), str(r))
+    assert code == 2 and out == ""
+    assert f"{r}:2: duplicate document 'd1'" in err
+    assert "--duplicates)" not in err and "duplicates='first'" not in err  # no option this command lacks
+    assert "trec_eval refuses them too; `rankgate eval --duplicates first|max` reads such a run" in err
+
+
+@pytest.mark.parametrize(
+    ("request_", "suggested", "not_suggested"),
+    [("dcg", "'ndcg', 'Rndcg'", "rndcg"), ("ndgc", "'ndcg'", "ndcgrel"), ("recip_rnk", "'recip_rank'", "RR")],
+)
+def test_suggestions_are_trec_eval_names(capsys, files, request_, suggested, not_suggested):
+    code, _, err = invoke(capsys, "trec_eval", "-m", request_, *files)
+    assert code == 2 and f"Did you mean {suggested}" in err
+    assert repr(not_suggested) not in err

@@ -26,7 +26,8 @@ def caption(threads: int | None = 1) -> str:
     """What the table's figures mean; ``threads``: the latency probe's (``latency.threads``)."""
     on = f" on {threads} thread{'s' if threads != 1 else ''}" if threads else ""
     return (
-        f"latency: one query at a time{on}, encode + search; search q/s: one batch of all queries, search alone; "
+        f"latency: one query at a time{on}, encode + search; search q/s: one batch of all queries, search alone "
+        "(live: the queries asked one after another, the service's encoding included); "
         "nbr recall: share of the exact search's top k found"
     )
 

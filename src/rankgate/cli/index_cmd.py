@@ -71,8 +71,9 @@ def index_command(**options: Any) -> None:
     )
     emit(spec_yaml(result.spec), options["output"])
     if not options["quiet"]:
+        same = f"{result.distinct} distinct texts; " if result.distinct != result.documents else ""
         click.echo(
-            f"indexed {result.documents} documents ({result.dim} dimensions; {result.encoded} encoded, "
+            f"indexed {result.documents} documents ({same}{result.dim} dimensions; {result.encoded} encoded, "
             f"{result.cached} from the cache) in {result.seconds:.1f} s",
             err=True,
         )

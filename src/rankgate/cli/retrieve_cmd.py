@@ -89,9 +89,10 @@ def retrieve_command(**opts: Any) -> None:
         for line in failure_lines(summary):
             click.echo(f"failed: {line}", err=True)
         written = "the run was written without them" if report.written else "the run was not written"
+        again = "run again to ask only for them" + ("" if opts["allow_failures"] else ", or pass --allow-failures")
+        failed = "query failed" if len(report.failures) == 1 else "queries failed"
         click.echo(
-            f"rankgate: {len(report.failures):,} of {len(report.answers):,} queries failed; {written} "
-            "(run again to ask only for them, or pass --allow-failures)",
+            f"rankgate: {len(report.failures):,} of {len(report.answers):,} {failed}; {written} ({again})",
             err=True,
         )
         if not opts["allow_failures"]:

@@ -152,7 +152,7 @@ def trec_eval(
     for m in wanted:
         if m.name == "GainNDCG":
             check_gain_order(m, int(session.qrels.grades.max(initial=0)))
-    ranked = read_run(run)
+    ranked = _read_run(run)
     if max_per_topic is not None:
         ranked = _truncated(ranked, max_per_topic)
     results = session.evaluate(ranked)
@@ -176,6 +176,18 @@ def trec_eval(
     if summary:
         report.summary = _summary_rows(printed, columns, results, wanted, last_run_tag(str(run)))
     return report
+
+
+def _read_run(path: str | os.PathLike[str]) -> Run:
+    """The run file, a duplicate document refused with a hint that fits trec_eval's command line."""
+    try:
+        return read_run(path)
+    except InputError as e:
+        head, sep, _ = e.message.partition("; pass duplicates=")
+        if not sep:
+            raise
+        hint = "; trec_eval refuses them too; `rankgate eval --duplicates first|max` reads such a run"
+        raise InputError(head + hint, source=e.source, line=e.line, text=e.text) from None
 
 
 def _truncated(run: Run, depth: int) -> Run:

@@ -174,13 +174,19 @@ def expand_requests(requests: Iterable[str], *, docs_in_collection: int = 0) -> 
             marked.add(name)
         else:
             raise MeasureError(
-                f"{name!r} is not a trec_eval measure or nickname (request {request!r}); trec_eval's "
-                f"nicknames are {', '.join(NICKNAMES)}; `rankgate measures` lists rankgate's names."
+                f"{name!r} is not a trec_eval measure or nickname (request {request!r}). "
+                f"{_suggest(name, [*_BY_NAME, *NICKNAMES])}trec_eval's nicknames are {', '.join(NICKNAMES)}."
             )
     out: list[Printed] = []
     for m in TREC_MEASURES:
-        if m.name in marked:
+        if m.name not in marked:
+            continue
+        try:
             out.extend(_printed(m, params.get(m.name), docs_in_collection))
+        except _Unavailable as e:
+            raise MeasureError(
+                f"{e} {_suggest(m.name, _available())}`rankgate eval` reads rankgate's own names (`rankgate measures`)."
+            ) from None
     return out
 
 
@@ -320,7 +326,31 @@ def _pairs(name: str, given: str) -> dict[str, float]:
 def _canonical(printed: str, trec_name: str) -> Measure:
     try:
         return parse_measure(printed)
-    except MeasureError as e:
-        raise MeasureError(
-            f"trec_eval's {trec_name!r} (printed as {printed!r}) is not available in rankgate: {e}"
+    except MeasureError:
+        raise _Unavailable(
+            f"trec_eval's {trec_name!r} (printed as {printed!r}) is not available in rankgate's trec_eval."
         ) from None
+
+
+class _Unavailable(MeasureError):
+    """A trec_eval measure rankgate has no canonical measure for (`expand_requests` adds suggestions)."""
+
+
+def _suggest(word: str, names: Iterable[str]) -> str:
+    """``"Did you mean 'a', 'b'? "`` over trec_eval's names close to ``word``, or ``""``."""
+    import difflib
+
+    close = difflib.get_close_matches(word, [n for n in names if n != word], n=3, cutoff=0.6)
+    return f"Did you mean {', '.join(repr(c) for c in close)}? " if close else ""
+
+
+def _available() -> list[str]:
+    """trec_eval's measure names that rankgate's trec_eval reads (with their default parameters)."""
+    out = []
+    for m in TREC_MEASURES:
+        try:
+            _printed(m, None, 0)
+        except MeasureError:
+            continue
+        out.append(m.name)
+    return out

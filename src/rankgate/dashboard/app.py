@@ -251,9 +251,17 @@ def sources_of(request: Any) -> Sources:
     return sources
 
 
-def result_id(reader: StoreReader, text: str | None, what: str = "evaluation") -> int:
-    """A stored result's id from a path or query value; `NotFound` when there is no such result."""
+def result_id(reader: StoreReader, text: str | None, what: str = "evaluation", *, param: str | None = None) -> int:
+    """A stored result's id from a path or query value; `NotFound` when there is no such result.
+
+    With ``param`` (a query parameter's name), a missing or malformed value is the request's fault:
+    `InputError` (400) naming the parameter.
+    """
     value = (text or "").strip().lstrip("#")
+    if param is not None and not value:
+        raise InputError(f"{param} is required: ?{param}=ID, the id of a stored {what}")
+    if param is not None and (not value.isdigit() or len(value) > 12):
+        raise InputError(f"{param} must be the id of a stored {what} (a whole number); got {value[:40]!r}")
     if not value.isdigit() or len(value) > 12 or reader.summary(int(value)) is None:
         shown = value[:40] if value else "(none)"
         raise NotFound(f"no stored {what} {shown!r} in this store")

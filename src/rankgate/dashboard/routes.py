@@ -69,7 +69,7 @@ def _page_routes(app: FastAPI) -> None:
         reader, params = reader_of(request), request.query_params
         context: dict[str, Any] = {"picker": pages.picker(reader), "a_id": params.get("a"), "b_id": params.get("b")}
         if params.get("a") and params.get("b"):
-            a, b = result_id(reader, params.get("a")), result_id(reader, params.get("b"))
+            a, b = result_id(reader, params.get("a"), param="a"), result_id(reader, params.get("b"), param="b")
             found = comparing.compare(
                 reader, sources_of(request), a, b, measure=params.get("measure"), query=params.get("query")
             )
@@ -105,13 +105,13 @@ def _api_routes(app: FastAPI) -> None:
     @app.get("/api/compare")
     def compare_api(request: Request) -> JSONResponse:
         reader, params = reader_of(request), request.query_params
-        a, b = result_id(reader, params.get("a")), result_id(reader, params.get("b"))
+        a, b = result_id(reader, params.get("a"), param="a"), result_id(reader, params.get("b"), param="b")
         return as_json(comparing.compare_json(reader, sources_of(request), a, b, params.get("measure")))
 
     @app.get("/api/rankings")
     def rankings_api(request: Request) -> JSONResponse:
         reader, params = reader_of(request), request.query_params
-        a, b = result_id(reader, params.get("a")), result_id(reader, params.get("b"))
+        a, b = result_id(reader, params.get("a"), param="a"), result_id(reader, params.get("b"), param="b")
         query = params.get("query")
         if not query:
             raise NotFound("give the query id: ?query=QID")

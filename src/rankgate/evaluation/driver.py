@@ -22,8 +22,9 @@ from rankgate.core.columns import indices
 from rankgate.core.qrels import Qrels
 from rankgate.core.run import Run
 from rankgate.errors import InputError
+from rankgate.evaluation.chunk_hint import chunk_matches
 from rankgate.evaluation.chunking import chunk_warnings, documents_of
-from rankgate.evaluation.facts import EvaluationFacts
+from rankgate.evaluation.facts import UNJUDGED_WARNING_FRACTION, EvaluationFacts
 from rankgate.evaluation.join import index_in, join
 from rankgate.evaluation.peers import without_self_matches
 from rankgate.evaluation.results import Results
@@ -76,6 +77,9 @@ def evaluate_in_memory(
         for j, m in enumerate(wanted):
             values[lo:hi, j] = m.spec.kernel(block.head(m.cutoff), m)
 
+    chunky: dict[str, int] = {}
+    if chunks is None and unjudged.fraction > UNJUDGED_WARNING_FRACTION and r.num_rows:
+        chunky = chunk_matches(r.doc_ids, q.doc_ids)  # a run of chunk ids without --chunk-sep?
     # queries evaluated and in the run (the missing ones and the run-only ones have warnings of their own)
     evaluated_depths = r.depths[plan.run_index[plan.run_index >= 0]] if r.num_rows else np.zeros(0, np.int64)
     facts = EvaluationFacts(
@@ -92,6 +96,7 @@ def evaluate_in_memory(
         probe_k=unjudged.k,
         unjudged=unjudged.unjudged,
         shown=unjudged.shown,
+        chunk_matches=chunky,
         queries=settings.queries,
         empty=settings.empty,
     )

@@ -31,6 +31,7 @@ class EvaluationFacts:
     queries: str = "qrels"
     empty: str = "zero"
     n_self_on_top: int = 0  # of n_self_matches: queries whose own-id document is their top result
+    chunk_matches: dict[str, int] = field(default_factory=dict)  # separator -> sampled ids judged once cut there
 
     @classmethod
     def merge(cls, parts: Sequence[EvaluationFacts]) -> EvaluationFacts:
@@ -52,6 +53,9 @@ class EvaluationFacts:
             shown=sum(p.shown for p in parts),
             queries=first.queries,
             empty=first.empty,
+            chunk_matches={  # partitions sample on their own: a partition mostly judged samples nothing
+                key: sum(p.chunk_matches.get(key, 0) for p in parts) for p0 in parts for key in p0.chunk_matches
+            },
         )
 
     @property
@@ -72,22 +76,26 @@ class EvaluationFacts:
                 if self.queries == "qrels"
                 else "they are left out of the averages"
             )
-            out.append(f"{c['missing_from_run']} qrels queries are not in the run (e.g. {eg}); {consequence}")
+            out.append(
+                f"{c['missing_from_run']} qrels {_queries(c['missing_from_run'], 'is', 'are')} not in the run "
+                f"(e.g. {eg}); {consequence}"
+            )
         if c["run_only"]:
             eg = ", ".join(repr(x) for x in self.run_only_ids)
-            out.append(f"{c['run_only']} run queries have no judgments (e.g. {eg}) and are ignored")
+            out.append(f"{c['run_only']} run {_queries(c['run_only'])} no judgments (e.g. {eg}) and are ignored")
         if c["no_relevant"]:
             consequence = (
                 "they score 0 on most measures (pass --empty skip to leave them out)"
                 if self.empty == "zero"
                 else "they are left out of the averages"
             )
-            out.append(f"{c['no_relevant']} queries have no relevant judgment; {consequence}")
+            out.append(f"{c['no_relevant']} {_queries(c['no_relevant'])} no relevant judgment; {consequence}")
         # Ids that merely coincide (classic collections number queries and documents alike) rank
         # their namesake anywhere; a corpus that holds the queries (Quora, ArguAna) ranks it first.
         if self.n_self_matches and 2 * self.n_self_on_top >= self.n_self_matches:
             out.append(
-                f"{self.n_self_matches} queries retrieve a document whose id equals the query id "
+                f"{self.n_self_matches} {_queries(self.n_self_matches, 'retrieves', 'retrieve')} a document "
+                "whose id equals the query id "
                 f"(e.g. {self.self_matches[0]!r}), {self.n_self_on_top} of them as their top result; "
                 "BEIR drops such self-matches, rankgate keeps them"
             )
@@ -96,11 +104,13 @@ class EvaluationFacts:
                 names = ", ".join(self.cutoffs[k])
                 if k > self.deepest:
                     out.append(
-                        f"the run returns at most {self.deepest} documents per query, fewer than the cutoff of {names}"
+                        f"the run returns at most {self.deepest} {'document' if self.deepest == 1 else 'documents'} "
+                        f"per query, fewer than the cutoff of {names}"
                     )
                 elif self.shallow.get(k):
                     out.append(
-                        f"{self.shallow[k]} queries return fewer than {k} documents (the cutoff of {names}); "
+                        f"{self.shallow[k]} {_queries(self.shallow[k], 'returns', 'return')} fewer than {k} "
+                        f"documents (the cutoff of {names}); "
                         "the ranks they lack count as not relevant"
                     )
         if self.unjudged_fraction > UNJUDGED_WARNING_FRACTION:
@@ -108,7 +118,28 @@ class EvaluationFacts:
                 f"{self.unjudged_fraction:.0%} of the top-{self.probe_k} documents are unjudged, so scores are lower "
                 f"bounds; look at Judged@{self.probe_k} or Bpref, or judge more (rankgate label)"
             )
+            out.extend(_chunk_hint(self))
         return out
+
+
+def _chunk_hint(facts: EvaluationFacts) -> list[str]:
+    """The ``--chunk-sep`` hint when most sampled run ids, cut at a separator, are judged documents."""
+    sampled = facts.chunk_matches.get("sampled", 0)
+    found = {sep: n for sep, n in facts.chunk_matches.items() if sep != "sampled"}
+    if not sampled or not found:
+        return []
+    sep, n = max(found.items(), key=lambda item: item[1])
+    if 2 * n <= sampled:
+        return []
+    return [
+        f"{n} of {sampled} sampled run ids cut at their last {sep!r} are judged document ids: if the run holds "
+        f"chunk ids, pass --chunk-sep '{sep}' (chunk_sep={sep!r} in Python) to score their documents"
+    ]
+
+
+def _queries(n: int, one: str = "has", several: str = "have") -> str:
+    """``"query has"`` for one query, ``"queries have"`` for several (or the verbs given)."""
+    return f"query {one}" if n == 1 else f"queries {several}"
 
 
 def _first(lists: Sequence[Sequence[str]]) -> list[str]:

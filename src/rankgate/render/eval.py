@@ -202,7 +202,8 @@ def table(results: Results, *, per_query: bool = False) -> Any:
     title = f"{results.run_name}" if results.run_name else None
     q = results.queries
     footer = Text(
-        f"{q['evaluated']} queries evaluated; {q['missing_from_run']} missing from the run, "
+        f"{q['evaluated']} {'query' if q['evaluated'] == 1 else 'queries'} evaluated; "
+        f"{q['missing_from_run']} missing from the run, "
         f"{q['run_only']} only in the run, {q['no_relevant']} without relevant docs" + _settings_line(results),
         style="dim",
     )

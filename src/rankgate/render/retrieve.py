@@ -34,7 +34,8 @@ def summary_text(summary: dict[str, Any]) -> str:
     where = identity.get("url") or identity.get("target") or identity.get("path") or ""
     kind = summary["retriever"]["kind"]
     lines = [
-        f"{summary['queries']:,} queries, k={summary['k']}, from {kind} {plain(where)}".strip(),
+        f"{summary['queries']:,} {'query' if summary['queries'] == 1 else 'queries'}, k={summary['k']}, "
+        f"from {kind} {plain(where)}".strip(),
         f"answered {summary['answered']:,} ({summary['from_cache']:,} from the cache), failed {summary['failed']:,}, "
         f"retries {summary['retries']:,}",
     ]

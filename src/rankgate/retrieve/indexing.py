@@ -49,8 +49,10 @@ class IndexResult:
         spec: the retriever spec that searches it (a mapping with a kind; `spec_yaml` renders it).
         documents: rows written.
         dim: the vectors' dimension.
-        encoded, cached: texts encoded now / found in the embedding cache.
+        encoded, cached: texts encoded now / found in the embedding cache (with a cache, each
+            distinct text once: they add up to ``distinct``).
         seconds: wall time.
+        distinct: distinct document texts (documents with identical text share one vector).
     """
 
     spec: dict[str, Any]
@@ -59,6 +61,7 @@ class IndexResult:
     encoded: int
     cached: int
     seconds: float
+    distinct: int = 0
 
 
 def parse_target(text: str) -> tuple[str, str, str | None]:
@@ -152,7 +155,8 @@ def index_corpus(
     spec = {"kind": kind, "path": str(Path(path)), **writer.names, "model": model or "minilm"}
     encoded = encoder.misses if isinstance(encoder, CachedEncoder) else len(texts)
     cached = encoder.hits if isinstance(encoder, CachedEncoder) else 0
-    return IndexResult(spec, len(ids), raw.dim, encoded, cached, time.perf_counter() - start)
+    seconds = time.perf_counter() - start
+    return IndexResult(spec, len(ids), raw.dim, encoded, cached, seconds, distinct=len(set(texts)))
 
 
 def spec_yaml(spec: Mapping[str, Any]) -> str:

@@ -158,24 +158,26 @@ class RetrieveReport:
         if dup:
             copies = sum(len(a.duplicates) for a in dup)
             examples = ", ".join(f"{a.query_id}: {a.duplicates[0]}" for a in dup[:EXAMPLES])
+            hits = "duplicate hit was" if copies == 1 else "duplicate hits were"
             out.append(
-                f"{copies:,} duplicate hits in {len(dup):,} queries were dropped (the first copy of each "
-                f"document kept), e.g. {examples}"
+                f"{copies:,} {hits} dropped from {len(dup):,} {'query' if len(dup) == 1 else 'queries'} "
+                f"(the first copy of each document kept), e.g. {examples}"
             )
-        counts = {
-            "returned more than k hits; the rest were dropped": sum(1 for a in self.answers if a.cut),
-            "returned no hits": sum(1 for a in self.answers if not a.failed and not a.hits),
-            "got scores from ranks (hits without scores, or scores='ranks')": sum(
+        ranks = "--scores ranks, or scores='ranks' in Python"
+        counts = {  # the verb for one query, then for several
+            ("returned more than k hits; the rest were dropped",) * 2: sum(1 for a in self.answers if a.cut),
+            ("returned no hits",) * 2: sum(1 for a in self.answers if not a.failed and not a.hits),
+            (f"got scores from ranks (hits without scores, or {ranks})",) * 2: sum(
                 1 for a in self.answers if a.scores_from_ranks
             ),
-            "have tied scores, which trec_eval orders by doc id, not as returned (scores='ranks' keeps the order)": sum(
+            _verbs(f"tied scores, which trec_eval orders by doc id, not as returned ({ranks}, keeps the order)"): sum(
                 1 for a in self.answers if a.scores_tied
             ),
-            "have scores that do not descend with rank (trec_eval orders by score; distances need negating)": sum(
+            _verbs("scores that do not descend with rank (trec_eval orders by score; distances need negating)"): sum(
                 1 for a in self.answers if a.scores_unordered
             ),
         }
-        out.extend(f"{n:,} queries {what}" for what, n in counts.items() if n)
+        out.extend(f"{n:,} {'query' if n == 1 else 'queries'} {what[n != 1]}" for what, n in counts.items() if n)
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -205,3 +207,8 @@ class RetrieveReport:
             "jsonl": self.jsonl,
             "cache": self.cache,
         }
+
+
+def _verbs(rest: str) -> tuple[str, str]:
+    """``("has REST", "have REST")``: the words after a count of one query, then of several."""
+    return f"has {rest}", f"have {rest}"

@@ -93,6 +93,12 @@ class LiveBenchRetriever:
         self._report()
         return Hits.from_lists(rows, k)
 
+    def warm_up(self, encoded: Sequence[tuple[str, str]], k: int) -> None:
+        """Ask the first query once, untimed: a service's (or its encoder's) one-time start is not throughput."""
+        if encoded:
+            qid, text = encoded[0]
+            self._ask(qid, text, k)
+
     def exact_search(self, encoded: Sequence[tuple[str, str]], k: int) -> Hits:
         """Exact search by the retriever's own query encoder over the dataset's corpus: neighbor recall's reference."""
         if self._exact is None:

@@ -1,0 +1,37 @@
+"""A run of chunk ids evaluated as documents: notice it from a sample, so the warning can name ``--chunk-sep``.
+
+A RAG pipeline's run often holds chunk ids (``d002#0``) while the qrels judge documents
+(``d002``); evaluated as they are, nearly every retrieved id is unjudged and every score is 0.
+`chunk_matches` cuts a sample of the run's ids at the last of a few common separators and
+counts those whose head is a judged document id.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+SEPARATORS = ("#", "::")
+SAMPLE = 500
+
+
+def chunk_matches(
+    run_doc_ids: pa.Array | pa.ChunkedArray, judged_doc_ids: pa.Array | pa.ChunkedArray
+) -> dict[str, int]:
+    """For each separator, how many of (up to `SAMPLE`) run ids, evenly spaced, hold it and cut there are judged.
+
+    >>> chunk_matches(pa.array(["a#0", "a#1", "b::2", "c"]), pa.array(["a", "b"]))
+    {'#': 2, '::': 1, 'sampled': 4}
+    """
+    n = len(run_doc_ids)
+    rows = np.unique(np.linspace(0, n - 1, min(n, SAMPLE)).astype(np.int64)) if n else np.zeros(0, np.int64)
+    sample = run_doc_ids.take(pa.array(rows))
+    judged = pc.unique(judged_doc_ids)
+    out = {}
+    for sep in SEPARATORS:
+        holds = pc.fill_null(pc.match_substring(sample, sep), False)
+        heads = pc.list_element(pc.split_pattern(sample, sep, max_splits=1, reverse=True), 0)
+        out[sep] = int(pc.sum(pc.and_(holds, pc.is_in(heads, value_set=judged))).as_py() or 0)
+    out["sampled"] = len(rows)
+    return out
