@@ -133,7 +133,7 @@ def test_unreadable_verdicts_leave_a_query_incomplete_and_exit_1(capsys, files):
     with FakeChatServer(reply=scripted, faults={"Statement: The tower": ["garbage"] * 3}) as server:
         code, out, err = invoke(capsys, *args(files, server, "--format", "json", "--parse-retries", "2"))
     body = json.loads(out)
-    assert code == 1 and "1 queries incomplete" in err
+    assert code == 1 and "1 query incomplete" in err
     assert body["queries"]["incomplete"] == 1 and body["judgments"]["recall"]["failed"] == 1
     assert body["aggregate"]["ContextRecall@3"] == round((0.5 + 0.0) / 2, 6)  # q2 left out of the mean
 

@@ -60,6 +60,11 @@ def context_command(**opts: Any) -> None:
     if not body["complete"] and not llm.dry_run:
         why = STOP_TEXT.get(report.stop_reason or "", "some verdicts are missing (unreadable or no answer)")
         click.echo(
-            f"error: {why}; {report.queries['incomplete']} queries incomplete (rerun to continue); exit 1", err=True
+            f"error: {why}; {_queries(report.queries['incomplete'])} incomplete (rerun to continue); exit 1",
+            err=True,
         )
         raise SystemExit(1)
+
+
+def _queries(n: int) -> str:
+    return f"{n} query" if n == 1 else f"{n} queries"

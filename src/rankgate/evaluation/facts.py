@@ -71,10 +71,11 @@ class EvaluationFacts:
             out.append("the run holds no results")
         if c["missing_from_run"]:
             eg = ", ".join(repr(x) for x in self.missing_ids)
+            one = c["missing_from_run"] == 1
             consequence = (
-                "they score 0 unless you pass --queries intersection"
+                f"{'it scores' if one else 'they score'} 0 unless you pass --queries intersection"
                 if self.queries == "qrels"
-                else "they are left out of the averages"
+                else f"{'it is' if one else 'they are'} left out of the averages"
             )
             out.append(
                 f"{c['missing_from_run']} qrels {_queries(c['missing_from_run'], 'is', 'are')} not in the run "
@@ -84,10 +85,12 @@ class EvaluationFacts:
             eg = ", ".join(repr(x) for x in self.run_only_ids)
             out.append(f"{c['run_only']} run {_queries(c['run_only'])} no judgments (e.g. {eg}) and are ignored")
         if c["no_relevant"]:
+            one = c["no_relevant"] == 1
+            they, them = ("it scores", "it") if one else ("they score", "them")
             consequence = (
-                "they score 0 on most measures (pass --empty skip to leave them out)"
+                f"{they} 0 on most measures (pass --empty skip to leave {them} out)"
                 if self.empty == "zero"
-                else "they are left out of the averages"
+                else f"{'it is' if one else 'they are'} left out of the averages"
             )
             out.append(f"{c['no_relevant']} {_queries(c['no_relevant'])} no relevant judgment; {consequence}")
         # Ids that merely coincide (classic collections number queries and documents alike) rank

@@ -32,7 +32,8 @@ def render_spans(results: Any, fmt: str, *, per_query: bool = False) -> str:
         t.add_row("all", *("-" if math.isnan(v) else f"{v:.4f}" for v in results.aggregate.values()))
     q = results.queries
     footer = (
-        f"{q['evaluated']} queries evaluated; {q['missing_from_run']} missing from the run, "
+        f"{q['evaluated']} {'query' if q['evaluated'] == 1 else 'queries'} evaluated; "
+        f"{q['missing_from_run']} missing from the run, "
         f"{q['run_only']} only in the run"
     )
     return to_text(t) + footer + "\n"
