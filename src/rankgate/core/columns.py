@@ -122,6 +122,31 @@ def take_rows(column: pa.ChunkedArray | pa.Array, rows: np.ndarray) -> pa.Chunke
     return pa.chunked_array([out.combine_chunks().take(indices(back))], type=column.type)
 
 
+def take_blocks(column: pa.ChunkedArray, starts: np.ndarray, lengths: np.ndarray) -> pa.ChunkedArray:
+    """Rows ``starts[i] : starts[i] + lengths[i]`` of ``column`` for each ``i``, one block after the other.
+
+    Blocks that follow each other in ``column`` are copied as one; the output is cut in pieces of
+    about a quarter million rows, each copied once (no concatenation of the whole column first).
+    """
+    if len(starts) == 0:
+        return pa.chunked_array([], type=column.type)
+    joined = np.flatnonzero(starts[1:] != starts[:-1] + lengths[:-1]) + 1  # first block of each run
+    run_starts = starts[np.concatenate([[0], joined])]
+    run_lengths = np.add.reduceat(lengths, np.concatenate([[0], joined]))
+    pieces: list[pa.Array] = []
+    parts: list[pa.Array] = []
+    size = 0
+    for start, length in zip(run_starts.tolist(), run_lengths.tolist(), strict=True):
+        parts.extend(column.slice(start, length).chunks)
+        size += length
+        if size >= 1 << 18:
+            pieces.append(pa.concat_arrays(parts))
+            parts, size = [], 0
+    if parts:
+        pieces.append(pa.concat_arrays(parts))
+    return pa.chunked_array(pieces, type=column.type)
+
+
 def column_to_numpy(column: pa.ChunkedArray | pa.Array, null_value: float | None = None) -> np.ndarray:
     """A numeric or boolean Arrow column as one numpy array (see `array_to_numpy`)."""
     if isinstance(column, pa.Array):

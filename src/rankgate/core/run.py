@@ -19,6 +19,7 @@ from rankgate.core.columns import (
     column_to_numpy,
     group_offsets,
     keep_mask,
+    take_blocks,
     take_rows,
 )
 from rankgate.core.hashing import hash_filter_rows, high_words, string_hashes
@@ -102,10 +103,10 @@ class Run:
             idx = np.flatnonzero(keep)
             codes, score, dcol, hash_high = codes[idx], score[idx], take_rows(dcol, idx), hash_high[idx]
 
-        order = _score_order(codes, score)
+        order, blocks = _score_order(codes, score)
         if order is not None:
             codes, score, hash_high = codes[order], score[order], hash_high[order]
-            dcol = take_rows(dcol, order)
+            dcol = take_rows(dcol, order) if blocks is None else take_blocks(dcol, *blocks)
         offsets = group_offsets(codes, len(self.query_ids))
         if len(self.query_ids) and not (offsets[1:] > offsets[:-1]).all():  # ids no row uses (Categorical)
             used = offsets[1:] > offsets[:-1]
@@ -309,17 +310,45 @@ def _is_dictionary(values: object) -> bool:
     return isinstance(values, pa.Array | pa.ChunkedArray) and pa.types.is_dictionary(values.type)
 
 
-def _score_order(codes: np.ndarray, scores: np.ndarray) -> np.ndarray | None:
-    """Permutation sorting rows by (query, score desc), stable; None if already sorted."""
+def _score_order(codes: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray | None, tuple[np.ndarray, np.ndarray] | None]:
+    """Permutation sorting rows by (query, score desc), stable; None if already sorted.
+
+    When each query's rows are contiguous and in score order, only the queries are out of
+    order (a run in numeric or topics-file order of its query ids): the permutation moves whole
+    blocks, and their (starts, lengths) come with it, for a copy of the doc ids block by block
+    instead of a sort and a gather of every row.
+    """
     if len(codes) < 2:
-        return None
+        return None, None
     step = 1 << 19
 
-    def out_of_order(lo: int) -> bool:  # slices overlap by one row
+    def out_of_order(lo: int) -> tuple[bool, bool]:  # slices overlap by one row
         c, s = codes[lo : lo + step + 1], scores[lo : lo + step + 1]
-        return bool((c[1:] < c[:-1]).any() or ((s[1:] > s[:-1]) & (c[1:] == c[:-1])).any())
+        return bool((c[1:] < c[:-1]).any()), bool(((s[1:] > s[:-1]) & (c[1:] == c[:-1])).any())
 
-    if not any(parallel_map(out_of_order, range(0, len(codes) - 1, step))):
-        return None
+    found = parallel_map(out_of_order, range(0, len(codes) - 1, step))
+    queries, within = any(f[0] for f in found), any(f[1] for f in found)
+    if not (queries or within):
+        return None, None
+    if not within:
+        blocks = query_blocks(codes)
+        if blocks is not None:
+            return blocks
     table = pa.table({"q": codes, "s": scores})
-    return column_to_numpy(pc.sort_indices(table, sort_keys=[("q", "ascending"), ("s", "descending")]))
+    return column_to_numpy(pc.sort_indices(table, sort_keys=[("q", "ascending"), ("s", "descending")])), None
+
+
+def query_blocks(codes: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]] | None:
+    """The permutation putting contiguous query blocks in code order, with the blocks' (starts,
+    lengths) in that order; None when some query's rows are not contiguous."""
+    starts = np.flatnonzero(codes[1:] != codes[:-1]) + 1
+    starts = np.concatenate([[0], starts])
+    block_codes = codes[starts]
+    by_code = np.argsort(block_codes, kind="stable")
+    if len(by_code) > 1 and not (np.diff(block_codes[by_code]) > 0).all():  # a query in two places
+        return None
+    lengths = np.diff(np.concatenate([starts, [len(codes)]]))[by_code]
+    starts = starts[by_code]
+    shift = starts - (np.cumsum(lengths) - lengths)  # old row - new row, for each block
+    order = np.repeat(shift, lengths) + np.arange(len(codes), dtype=np.int64)
+    return order, (starts, lengths)
