@@ -40,8 +40,8 @@ import sys
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO_DIR = os.path.dirname(BENCH_DIR)
 sys.path.insert(0, BENCH_DIR)
-from make_synthetic import write_dataset  # noqa: E402
 from eval_matrix import run_imports, run_matrix  # noqa: E402
+from make_synthetic import write_dataset  # noqa: E402
 
 MEASURES = ["P@10", "R@100", "nDCG@10", "RR@10", "AP"]
 ALL_TOOLS = ["rankgate", "pytrec_eval", "ranx", "ir_measures"]

@@ -26,7 +26,7 @@ def _open(path):
     """Text lines of a plain or gzip-compressed file (the peers' own readers take plain text only)."""
     with open(path, "rb") as f:
         packed = f.read(2) == b"\x1f\x8b"
-    return gzip.open(path, "rt") if packed else open(path)  # noqa: SIM115
+    return gzip.open(path, "rt") if packed else open(path)
 
 
 def _trec_dicts(qrels_path, run_path):
@@ -41,6 +41,7 @@ def _trec_dicts(qrels_path, run_path):
             qid, _, docid, _rank, score, _ = line.split()
             run.setdefault(qid, {})[docid] = float(score)
     return qrels, run
+
 
 MEASURES = ["P@10", "R@100", "nDCG@10", "RR@10", "AP"]
 

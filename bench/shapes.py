@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import make_synthetic as ms  # noqa: E402
+import make_synthetic as ms
 
 
 @dataclass(frozen=True)

@@ -25,14 +25,14 @@ def _result(tool: str, wall: float, rss: float, **values: float) -> dict:
 
 def test_guard_passes_a_shape_that_meets_both_goals() -> None:
     results = [_result("rankgate", 1.0, 100, AP=0.5), _result("pytrec_eval", 7.0, 300, AP=0.5)]
-    eval_matrix.check_agreement(results, 1e-4, ties=False)
+    eval_matrix.check_agreement(results, 1e-4)
     ratios, misses = eval_matrix.verdict(results, ARGS)
     assert misses == [] and ratios["wall"] == 7.0 and ratios["mem"] == pytest.approx(1 / 3)
 
 
 def test_guard_names_each_missed_goal_and_a_disagreement() -> None:
     results = [_result("rankgate", 1.0, 200, AP=0.5), _result("pytrec_eval", 5.0, 300, AP=0.5002)]
-    eval_matrix.check_agreement(results, 1e-4, ties=False)
+    eval_matrix.check_agreement(results, 1e-4)
     _, misses = eval_matrix.verdict(results, ARGS)
     assert misses == ["5.0x wall < 6x", "memory 0.67x > 0.5x", "pytrec_eval disagrees"]
 
@@ -46,7 +46,7 @@ def test_a_tie_rule_difference_counts_only_for_the_tools_that_order_ties_otherwi
     results[0]["values"] = {"RR@10": 0.5, "AP": 0.5}
     results[1]["values"] = {"RR@10": 0.6, "AP": 0.6}
     results[2]["values"] = {"AP": 0.6}
-    eval_matrix.check_agreement(results, 1e-4, ties=True)
+    eval_matrix.check_agreement(results, 1e-4)
     assert results[1]["check"].startswith("tie rule") and results[1]["agrees"]
     assert results[2]["check"] == "AP +1.0e-01" and not results[2]["agrees"]
 

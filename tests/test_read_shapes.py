@@ -75,7 +75,11 @@ def test_tab_separated_qrels_read_as_the_normalized_text(tmp_path) -> None:
     path = tmp_path / "qrels.tsv"
     path.write_bytes(text)
     assert trec._read_tabbed(str(path), None, trec.QRELS_LAYOUT) is not None
-    assert _rows(trec.read(str(path), trec.QRELS_LAYOUT, "q")) == [("q1", "d1", 2.0), ("q1", "d2", 0.0), ("q2", "d9", 1.0)]
+    assert _rows(trec.read(str(path), trec.QRELS_LAYOUT, "q")) == [
+        ("q1", "d1", 2.0),
+        ("q1", "d2", 0.0),
+        ("q2", "d9", 1.0),
+    ]
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -97,7 +101,7 @@ def test_tab_separated_file_gives_the_same_evaluation_as_spaces(tmp_path) -> Non
     lines = [
         f"q{q} Q0 d{d} {r} {s} tag"
         for q in range(30)
-        for r, (d, s) in enumerate(zip(rng.permutation(50)[:20], np.sort(rng.integers(0, 9, 20))[::-1]), 1)
+        for r, (d, s) in enumerate(zip(rng.permutation(50)[:20], np.sort(rng.integers(0, 9, 20))[::-1], strict=True), 1)
     ]
     spaced.write_text("\n".join(lines) + "\n")
     tabbed.write_text("\n".join(x.replace(" ", "\t") for x in lines) + "\n")
@@ -123,7 +127,8 @@ def test_query_blocks_equal_the_stable_sort(seed: int) -> None:
     assert found is not None
     order, (starts, lengths) = found
     assert np.array_equal(order, _sorted_by_sort(codes, scores))
-    docs = pa.chunked_array([pa.array([f"d{i}" for i in range(j, min(j + 4, len(codes)))]) for j in range(0, len(codes), 4)])
+    names = [f"d{i}" for i in range(len(codes))]
+    docs = pa.chunked_array([pa.array(names[j : j + 4]) for j in range(0, len(codes), 4)])
     assert take_blocks(docs, starts, lengths).to_pylist() == docs.take(pa.array(order)).to_pylist()
 
 

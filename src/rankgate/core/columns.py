@@ -78,6 +78,13 @@ def indices(values: np.ndarray) -> pa.Array:
     return pa.Array.from_buffers(pa.int64(), len(data), [None, pa.py_buffer(data)])
 
 
+def numeric_array(values: np.ndarray) -> pa.Array:
+    """A numpy int32, int64 or float64 array as an Arrow array, without `pa.array` (it imports pandas)."""
+    data = np.ascontiguousarray(values)
+    kind = {np.dtype(np.int32): pa.int32(), np.dtype(np.int64): pa.int64(), np.dtype(np.float64): pa.float64()}
+    return pa.Array.from_buffers(kind[data.dtype], len(data), [None, pa.py_buffer(data)])
+
+
 def release_unused() -> None:
     """Give memory that Arrow's allocator holds but no longer uses back to the system.
 

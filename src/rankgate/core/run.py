@@ -15,10 +15,11 @@ from rankgate.core.columns import (
     arrow_to_frame,
     as_string_array,
     as_strings,
-    byte_order_rank,
     column_to_numpy,
     group_offsets,
+    indices,
     keep_mask,
+    numeric_array,
     take_blocks,
     take_rows,
 )
@@ -210,13 +211,17 @@ class Run:
         tied = tied_neighbours(self.query_codes, self.scores)
         if len(tied) == 0:
             return none, none
-        rows = np.union1d(tied, tied + 1)  # every row of a tie group, ascending
+        # Flags over the rows instead of set operations on the row numbers (numpy's union1d hashes).
+        tied_with_next = np.zeros(n + 1, dtype=bool)  # the extra False is what row -1 reads
+        tied_with_next[tied] = True
+        involved = tied_with_next[:n].copy()
+        involved[tied + 1] = True
+        rows = np.flatnonzero(involved)  # every row of a tie group, ascending
         # A new tie group starts at an involved row not tied with the row before it.
-        starts = np.ones(len(rows), dtype=bool)
-        starts[1:] = rows[1:] - 1 != tied[np.minimum(np.searchsorted(tied, rows[1:] - 1), len(tied) - 1)]
-        group = np.cumsum(starts)
-        doc_rank = byte_order_rank(take_rows(self.doc_ids, rows))
-        within = np.lexsort((-doc_rank, group))  # trec_eval: doc id descending
+        group = np.cumsum(~tied_with_next[rows - 1])
+        # trec_eval: doc id descending (byte-wise) inside each group; stable, as a lexsort on ranks
+        table = pa.table({"g": indices(group), "d": take_rows(self.doc_ids, rows)})
+        within = column_to_numpy(pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")]))
         return rows, within
 
     def ranks(self, rows: np.ndarray, codes: np.ndarray, ties: str = "trec") -> np.ndarray:
@@ -310,7 +315,10 @@ def _is_dictionary(values: object) -> bool:
     return isinstance(values, pa.Array | pa.ChunkedArray) and pa.types.is_dictionary(values.type)
 
 
-def _score_order(codes: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray | None, tuple[np.ndarray, np.ndarray] | None]:
+_Blocks = tuple[np.ndarray, np.ndarray]  # (starts, lengths) of row blocks
+
+
+def _score_order(codes: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray | None, _Blocks | None]:
     """Permutation sorting rows by (query, score desc), stable; None if already sorted.
 
     When each query's rows are contiguous and in score order, only the queries are out of
@@ -334,11 +342,11 @@ def _score_order(codes: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray | No
         blocks = query_blocks(codes)
         if blocks is not None:
             return blocks
-    table = pa.table({"q": codes, "s": scores})
+    table = pa.table({"q": numeric_array(codes), "s": numeric_array(scores)})
     return column_to_numpy(pc.sort_indices(table, sort_keys=[("q", "ascending"), ("s", "descending")])), None
 
 
-def query_blocks(codes: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]] | None:
+def query_blocks(codes: np.ndarray) -> tuple[np.ndarray, _Blocks] | None:
     """The permutation putting contiguous query blocks in code order, with the blocks' (starts,
     lengths) in that order; None when some query's rows are not contiguous."""
     starts = np.flatnonzero(codes[1:] != codes[:-1]) + 1
@@ -349,6 +357,10 @@ def query_blocks(codes: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.nd
         return None
     lengths = np.diff(np.concatenate([starts, [len(codes)]]))[by_code]
     starts = starts[by_code]
-    shift = starts - (np.cumsum(lengths) - lengths)  # old row - new row, for each block
-    order = np.repeat(shift, lengths) + np.arange(len(codes), dtype=np.int64)
+    n = len(codes)
+    kind = np.int32 if n < 2**31 else np.int64
+    order = np.repeat((starts - (np.cumsum(lengths) - lengths)).astype(kind), lengths)  # old row - new row
+    step = 1 << 19
+    for lo in range(0, n, step):  # in slices: no full-size temporary
+        order[lo : lo + step] += np.arange(lo, min(n, lo + step), dtype=kind)
     return order, (starts, lengths)
