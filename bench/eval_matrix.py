@@ -120,7 +120,7 @@ def run_matrix(args: Any, es: ModuleType) -> int:
             saved.append({"shape": name, "dataset": meta, "results": results, "ratios": ratios, "misses": misses})
     finally:
         stop_hogs(hogs)
-    after = machine_state(args.busy)
+    after = machine_state(0)  # the hogs are stopped by now
     print(_report(rows, args, imports, before, after, es.render))
     path = args.json_out or os.path.join(args.workdir, f"matrix_{args.lines}.json")
     with open(path, "w") as f:

@@ -63,7 +63,7 @@ SHAPES = {
         Shape("dense-judged", "~100 judgments per query", judged=100),
         Shape("no-relevant", "20% of the queries have no relevant judgment", norel=0.2),
         Shape("full-precision", "scores in full float64 precision (~17 digits)", score="full"),
-        Shape("int-ties", "integer scores (about 7 tied in a row)", score="int", tie_rate=0.1, ties=True),
+        Shape("int-ties", "integer scores: nearly every row in a tie group", score="int", tie_rate=0.1, ties=True),
         Shape("tabs", "tab-separated fields", sep="\t"),
         Shape("gzip", "run and qrels gzip-compressed", gzip=True),
         Shape(
@@ -233,7 +233,8 @@ def ensure_shape(workdir: str, name: str, lines: int, seed: int = 0, regen: bool
     if not regen and os.path.exists(meta_path):
         with open(meta_path) as f:
             meta = json.load(f)
-        if meta.get("shape") == asdict(shape):
+        same = {k: v for k, v in meta.get("shape", {}).items() if k != "note"}
+        if same == {k: v for k, v in asdict(shape).items() if k != "note"}:  # the note is no part of the files
             return meta
     if os.path.isdir(out):
         shutil.rmtree(out)
