@@ -17,7 +17,6 @@ from rankgate.core.columns import (
     as_strings,
     column_to_numpy,
     group_offsets,
-    indices,
     keep_mask,
     numeric_array,
     take_blocks,
@@ -212,17 +211,24 @@ class Run:
         if len(tied) == 0:
             return none, none
         # Flags over the rows instead of set operations on the row numbers (numpy's union1d hashes).
-        tied_with_next = np.zeros(n + 1, dtype=bool)  # the extra False is what row -1 reads
-        tied_with_next[tied] = True
-        involved = tied_with_next[:n].copy()
-        involved[tied + 1] = True
-        rows = np.flatnonzero(involved)  # every row of a tie group, ascending
+        # Row numbers are int32 below 2**31 rows: with most rows tied these arrays are run-sized.
+        kind = np.int32 if n < 2**31 else np.int64
+        after_tie = np.zeros(n, dtype=bool)  # row i is tied with row i - 1
+        after_tie[tied + 1] = True
+        involved = after_tie.copy()
+        involved[tied] = True
+        del tied
+        rows = np.flatnonzero(involved).astype(kind)  # every row of a tie group, ascending
+        del involved
         # A new tie group starts at an involved row not tied with the row before it.
-        group = np.cumsum(~tied_with_next[rows - 1])
+        group = np.cumsum(~after_tie[rows], dtype=kind)
+        del after_tie
         # trec_eval: doc id descending (byte-wise) inside each group; stable, as a lexsort on ranks
-        table = pa.table({"g": indices(group), "d": take_rows(self.doc_ids, rows)})
-        within = column_to_numpy(pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")]))
-        return rows, within
+        table = pa.table({"g": numeric_array(group), "d": take_rows(self.doc_ids, rows)})
+        del group
+        order = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")])
+        del table
+        return rows, column_to_numpy(order).astype(kind)
 
     def ranks(self, rows: np.ndarray, codes: np.ndarray, ties: str = "trec") -> np.ndarray:
         """0-based rank in evaluation order of stored ``rows`` (of queries ``codes``, their `query_codes`).
@@ -235,8 +241,8 @@ class Run:
         if len(moved) and len(position):
             at = np.minimum(np.searchsorted(moved, position), len(moved) - 1)
             hit = moved[at] == position
-            inverse = np.empty(len(within), dtype=np.int64)
-            inverse[within] = np.arange(len(within))
+            inverse = np.empty(len(within), dtype=within.dtype)
+            inverse[within] = np.arange(len(within), dtype=within.dtype)
             position = position.copy()
             position[hit] = moved[inverse[at[hit]]]
         return position - self.offsets[codes]
