@@ -20,6 +20,10 @@ Examples:
   python bench/eval_speed.py --queries 500 --depth 100
   python bench/eval_speed.py --case msmarco --repeat 3 --markdown
   python bench/eval_speed.py --case scaling --tools rankgate,pytrec_eval
+  python bench/eval_speed.py --matrix --lines 500000 --repeat 1      # quick look at every shape
+  python bench/eval_speed.py --matrix --markdown                      # the release guard (7M lines, best of 3)
+  python bench/eval_speed.py --matrix --shapes numeric,tabs --busy 1  # beside a CPU hog
+  python bench/eval_speed.py --imports                                # start-up and import times only
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ import sys
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO_DIR = os.path.dirname(BENCH_DIR)
 sys.path.insert(0, BENCH_DIR)
+from eval_matrix import run_imports, run_matrix  # noqa: E402
 from make_synthetic import write_dataset  # noqa: E402
 
 MEASURES = ["P@10", "R@100", "nDCG@10", "RR@10", "AP"]
@@ -454,6 +459,16 @@ def parse_args(argv=None):
         "--rankgate-cmd", default=None, help="command prefix instead of 'python -m rankgate', e.g. 'rankgate'"
     )
     ap.add_argument("--json-out", default=None, help="write all results here (default WORKDIR/results_<case>.json)")
+    ap.add_argument("--matrix", action="store_true", help="every shape of bench/shapes.py; exit 1 if one misses a goal")
+    ap.add_argument("--shapes", default=None, help="comma-separated shapes for --matrix (default: all)")
+    ap.add_argument("--lines", type=int, default=6_980_000, help="run lines per shape for --matrix")
+    ap.add_argument("--goal-speed", type=float, default=6.0, help="--matrix: least pytrec_eval time / rankgate time")
+    ap.add_argument("--goal-memory", type=float, default=0.5, help="--matrix: most rankgate peak RSS / pytrec_eval's")
+    ap.add_argument(
+        "--guard-on", choices=("wall", "cpu"), default="wall", help="--matrix: which time the speed goal compares"
+    )
+    ap.add_argument("--busy", type=int, default=0, help="run N CPU hogs beside the tools (a loaded machine)")
+    ap.add_argument("--imports", action="store_true", help="only print start-up and import times")
     a = ap.parse_args(argv)
     a.tools = [t.strip() for t in a.tools.split(",") if t.strip()]
     unknown = [t for t in a.tools if t not in ALL_TOOLS]
@@ -467,6 +482,11 @@ def parse_args(argv=None):
 def main(argv=None):
     args = parse_args(argv)
     os.makedirs(args.workdir, exist_ok=True)
+    if args.imports:
+        print(run_imports(args, sys.modules[__name__]))
+        return 0
+    if args.matrix:
+        return run_matrix(args, sys.modules[__name__])
     sizes = CASES[args.case] if args.case else [(args.queries, args.depth)]
     case = args.case or f"q{args.queries}_d{args.depth}"
     md = args.markdown

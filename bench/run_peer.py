@@ -16,9 +16,32 @@ outside.  Kept separate from eval_speed.py so that a child imports nothing
 it does not need.
 """
 
+import gzip
 import json
 import sys
 import time
+
+
+def _open(path):
+    """Text lines of a plain or gzip-compressed file (the peers' own readers take plain text only)."""
+    with open(path, "rb") as f:
+        packed = f.read(2) == b"\x1f\x8b"
+    return gzip.open(path, "rt") if packed else open(path)
+
+
+def _trec_dicts(qrels_path, run_path):
+    qrels = {}
+    with _open(qrels_path) as f:
+        for line in f:
+            qid, _, docid, rel = line.split()
+            qrels.setdefault(qid, {})[docid] = int(rel)
+    run = {}
+    with _open(run_path) as f:
+        for line in f:
+            qid, _, docid, _rank, score, _ = line.split()
+            run.setdefault(qid, {})[docid] = float(score)
+    return qrels, run
+
 
 MEASURES = ["P@10", "R@100", "nDCG@10", "RR@10", "AP"]
 
@@ -29,16 +52,7 @@ def run_pytrec_eval(qrels_path, run_path):
 
     t1 = time.perf_counter()
 
-    qrels = {}
-    with open(qrels_path) as f:
-        for line in f:
-            qid, _, docid, rel = line.split()
-            qrels.setdefault(qid, {})[docid] = int(rel)
-    run = {}
-    with open(run_path) as f:
-        for line in f:
-            qid, _, docid, _rank, score, _ = line.split()
-            run.setdefault(qid, {})[docid] = float(score)
+    qrels, run = _trec_dicts(qrels_path, run_path)
     t2 = time.perf_counter()
 
     # trec_eval names.  trec_eval has no rank-cutoff reciprocal rank:
@@ -63,8 +77,12 @@ def run_ranx(qrels_path, run_path):
     from ranx import Qrels, Run, evaluate
 
     t1 = time.perf_counter()
-    qrels = Qrels.from_file(qrels_path, kind="trec")
-    run = Run.from_file(run_path, kind="trec")
+    if qrels_path.endswith(".gz") or run_path.endswith(".gz"):  # ranx reads plain text only
+        q, r = _trec_dicts(qrels_path, run_path)
+        qrels, run = Qrels.from_dict(q), Run.from_dict(r)
+    else:
+        qrels = Qrels.from_file(qrels_path, kind="trec")
+        run = Run.from_file(run_path, kind="trec")
     t2 = time.perf_counter()
     names = {"precision@10": "P@10", "recall@100": "R@100", "ndcg@10": "nDCG@10", "mrr@10": "RR@10", "map": "AP"}
     res = evaluate(qrels, run, list(names))

@@ -78,6 +78,13 @@ def indices(values: np.ndarray) -> pa.Array:
     return pa.Array.from_buffers(pa.int64(), len(data), [None, pa.py_buffer(data)])
 
 
+def numeric_array(values: np.ndarray) -> pa.Array:
+    """A numpy int32, int64 or float64 array as an Arrow array, without `pa.array` (it imports pandas)."""
+    data = np.ascontiguousarray(values)
+    kind = {np.dtype(np.int32): pa.int32(), np.dtype(np.int64): pa.int64(), np.dtype(np.float64): pa.float64()}
+    return pa.Array.from_buffers(kind[data.dtype], len(data), [None, pa.py_buffer(data)])
+
+
 def release_unused() -> None:
     """Give memory that Arrow's allocator holds but no longer uses back to the system.
 
@@ -120,6 +127,31 @@ def take_rows(column: pa.ChunkedArray | pa.Array, rows: np.ndarray) -> pa.Chunke
     back = np.empty(len(order), dtype=np.int64)
     back[order] = np.arange(len(order))
     return pa.chunked_array([out.combine_chunks().take(indices(back))], type=column.type)
+
+
+def take_blocks(column: pa.ChunkedArray, starts: np.ndarray, lengths: np.ndarray) -> pa.ChunkedArray:
+    """Rows ``starts[i] : starts[i] + lengths[i]`` of ``column`` for each ``i``, one block after the other.
+
+    Blocks that follow each other in ``column`` are copied as one; the output is cut in pieces of
+    about a quarter million rows, each copied once (no concatenation of the whole column first).
+    """
+    if len(starts) == 0:
+        return pa.chunked_array([], type=column.type)
+    joined = np.flatnonzero(starts[1:] != starts[:-1] + lengths[:-1]) + 1  # first block of each run
+    run_starts = starts[np.concatenate([[0], joined])]
+    run_lengths = np.add.reduceat(lengths, np.concatenate([[0], joined]))
+    pieces: list[pa.Array] = []
+    parts: list[pa.Array] = []
+    size = 0
+    for start, length in zip(run_starts.tolist(), run_lengths.tolist(), strict=True):
+        parts.extend(column.slice(start, length).chunks)
+        size += length
+        if size >= 1 << 18:
+            pieces.append(pa.concat_arrays(parts))
+            parts, size = [], 0
+    if parts:
+        pieces.append(pa.concat_arrays(parts))
+    return pa.chunked_array(pieces, type=column.type)
 
 
 def column_to_numpy(column: pa.ChunkedArray | pa.Array, null_value: float | None = None) -> np.ndarray:

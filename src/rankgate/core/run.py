@@ -15,10 +15,11 @@ from rankgate.core.columns import (
     arrow_to_frame,
     as_string_array,
     as_strings,
-    byte_order_rank,
     column_to_numpy,
     group_offsets,
     keep_mask,
+    numeric_array,
+    take_blocks,
     take_rows,
 )
 from rankgate.core.hashing import hash_filter_rows, high_words, string_hashes
@@ -102,10 +103,10 @@ class Run:
             idx = np.flatnonzero(keep)
             codes, score, dcol, hash_high = codes[idx], score[idx], take_rows(dcol, idx), hash_high[idx]
 
-        order = _score_order(codes, score)
+        order, blocks = _score_order(codes, score)
         if order is not None:
             codes, score, hash_high = codes[order], score[order], hash_high[order]
-            dcol = take_rows(dcol, order)
+            dcol = take_rows(dcol, order) if blocks is None else take_blocks(dcol, *blocks)
         offsets = group_offsets(codes, len(self.query_ids))
         if len(self.query_ids) and not (offsets[1:] > offsets[:-1]).all():  # ids no row uses (Categorical)
             used = offsets[1:] > offsets[:-1]
@@ -209,14 +210,25 @@ class Run:
         tied = tied_neighbours(self.query_codes, self.scores)
         if len(tied) == 0:
             return none, none
-        rows = np.union1d(tied, tied + 1)  # every row of a tie group, ascending
+        # Flags over the rows instead of set operations on the row numbers (numpy's union1d hashes).
+        # Row numbers are int32 below 2**31 rows: with most rows tied these arrays are run-sized.
+        kind = np.int32 if n < 2**31 else np.int64
+        after_tie = np.zeros(n, dtype=bool)  # row i is tied with row i - 1
+        after_tie[tied + 1] = True
+        involved = after_tie.copy()
+        involved[tied] = True
+        del tied
+        rows = np.flatnonzero(involved).astype(kind)  # every row of a tie group, ascending
+        del involved
         # A new tie group starts at an involved row not tied with the row before it.
-        starts = np.ones(len(rows), dtype=bool)
-        starts[1:] = rows[1:] - 1 != tied[np.minimum(np.searchsorted(tied, rows[1:] - 1), len(tied) - 1)]
-        group = np.cumsum(starts)
-        doc_rank = byte_order_rank(take_rows(self.doc_ids, rows))
-        within = np.lexsort((-doc_rank, group))  # trec_eval: doc id descending
-        return rows, within
+        group = np.cumsum(~after_tie[rows], dtype=kind)
+        del after_tie
+        # trec_eval: doc id descending (byte-wise) inside each group; stable, as a lexsort on ranks
+        table = pa.table({"g": numeric_array(group), "d": take_rows(self.doc_ids, rows)})
+        del group
+        order = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")])
+        del table
+        return rows, column_to_numpy(order).astype(kind)
 
     def ranks(self, rows: np.ndarray, codes: np.ndarray, ties: str = "trec") -> np.ndarray:
         """0-based rank in evaluation order of stored ``rows`` (of queries ``codes``, their `query_codes`).
@@ -229,8 +241,8 @@ class Run:
         if len(moved) and len(position):
             at = np.minimum(np.searchsorted(moved, position), len(moved) - 1)
             hit = moved[at] == position
-            inverse = np.empty(len(within), dtype=np.int64)
-            inverse[within] = np.arange(len(within))
+            inverse = np.empty(len(within), dtype=within.dtype)
+            inverse[within] = np.arange(len(within), dtype=within.dtype)
             position = position.copy()
             position[hit] = moved[inverse[at[hit]]]
         return position - self.offsets[codes]
@@ -309,17 +321,52 @@ def _is_dictionary(values: object) -> bool:
     return isinstance(values, pa.Array | pa.ChunkedArray) and pa.types.is_dictionary(values.type)
 
 
-def _score_order(codes: np.ndarray, scores: np.ndarray) -> np.ndarray | None:
-    """Permutation sorting rows by (query, score desc), stable; None if already sorted."""
+_Blocks = tuple[np.ndarray, np.ndarray]  # (starts, lengths) of row blocks
+
+
+def _score_order(codes: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray | None, _Blocks | None]:
+    """Permutation sorting rows by (query, score desc), stable; None if already sorted.
+
+    When each query's rows are contiguous and in score order, only the queries are out of
+    order (a run in numeric or topics-file order of its query ids): the permutation moves whole
+    blocks, and their (starts, lengths) come with it, for a copy of the doc ids block by block
+    instead of a sort and a gather of every row.
+    """
     if len(codes) < 2:
-        return None
+        return None, None
     step = 1 << 19
 
-    def out_of_order(lo: int) -> bool:  # slices overlap by one row
+    def out_of_order(lo: int) -> tuple[bool, bool]:  # slices overlap by one row
         c, s = codes[lo : lo + step + 1], scores[lo : lo + step + 1]
-        return bool((c[1:] < c[:-1]).any() or ((s[1:] > s[:-1]) & (c[1:] == c[:-1])).any())
+        return bool((c[1:] < c[:-1]).any()), bool(((s[1:] > s[:-1]) & (c[1:] == c[:-1])).any())
 
-    if not any(parallel_map(out_of_order, range(0, len(codes) - 1, step))):
+    found = parallel_map(out_of_order, range(0, len(codes) - 1, step))
+    queries, within = any(f[0] for f in found), any(f[1] for f in found)
+    if not (queries or within):
+        return None, None
+    if not within:
+        blocks = query_blocks(codes)
+        if blocks is not None:
+            return blocks
+    table = pa.table({"q": numeric_array(codes), "s": numeric_array(scores)})
+    return column_to_numpy(pc.sort_indices(table, sort_keys=[("q", "ascending"), ("s", "descending")])), None
+
+
+def query_blocks(codes: np.ndarray) -> tuple[np.ndarray, _Blocks] | None:
+    """The permutation putting contiguous query blocks in code order, with the blocks' (starts,
+    lengths) in that order; None when some query's rows are not contiguous."""
+    starts = np.flatnonzero(codes[1:] != codes[:-1]) + 1
+    starts = np.concatenate([[0], starts])
+    block_codes = codes[starts]
+    by_code = np.argsort(block_codes, kind="stable")
+    if len(by_code) > 1 and not (np.diff(block_codes[by_code]) > 0).all():  # a query in two places
         return None
-    table = pa.table({"q": codes, "s": scores})
-    return column_to_numpy(pc.sort_indices(table, sort_keys=[("q", "ascending"), ("s", "descending")]))
+    lengths = np.diff(np.concatenate([starts, [len(codes)]]))[by_code]
+    starts = starts[by_code]
+    n = len(codes)
+    kind = np.int32 if n < 2**31 else np.int64
+    order = np.repeat((starts - (np.cumsum(lengths) - lengths)).astype(kind), lengths)  # old row - new row
+    step = 1 << 19
+    for lo in range(0, n, step):  # in slices: no full-size temporary
+        order[lo : lo + step] += np.arange(lo, min(n, lo + step), dtype=kind)
+    return order, (starts, lengths)

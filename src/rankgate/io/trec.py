@@ -23,9 +23,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from rankgate.core.columns import column_to_numpy, first_with_whitespace, release_unused
+from rankgate.core.columns import column_to_numpy, first_empty, first_with_whitespace, release_unused
 from rankgate.errors import InputError
-from rankgate.io.source import BOM, DECOMPRESS_ERRORS, block_size_for, open_stream, read_bytes, sniff_codec
+from rankgate.io.source import BOM, DECOMPRESS_ERRORS, block_size_for, open_stream, read_bytes, read_head, sniff_codec
 from rankgate.io.values import plain_float, shown
 
 _IRREGULAR_WS = re.compile(rb"[ \t\v\f]+")  # C's isspace, less the line ends
@@ -112,10 +112,12 @@ def read(path: str, layout: Layout, source: str) -> Parsed:
     whose extra spaces only emptied an unused field (Q0, rank, tag) parses to the right values.
     """
     codec = sniff_codec(path)
-    try:
-        table = _read_csv(open_stream(path, codec), layout)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError, *DECOMPRESS_ERRORS):
-        table = None  # a truncated compressed file too: read_bytes below names it
+    table = _read_tabbed(path, codec, layout) if _tab_separated(path) else None
+    if table is None:
+        try:
+            table = _read_csv(open_stream(path, codec), layout)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError, *DECOMPRESS_ERRORS):
+            table = None  # a truncated compressed file too: read_bytes below names it
     release_unused()  # the parser's buffers, kept by Arrow's allocator for reuse that won't come
     if table is None or table.num_rows == 0 or _suspicious(table):  # the slow path says what was wrong
         return parse(read_bytes(path), layout, source)
@@ -135,6 +137,45 @@ def _suspicious(table: pa.Table) -> bool:
     if first_with_whitespace(qids) >= 0 or first_with_whitespace(table["docid"]) >= 0:
         return True
     return bool(pc.any(pc.starts_with(qids, "#")).as_py())  # a comment line with the right field count
+
+
+def _tab_separated(path: str) -> bool:
+    """Whether the file's first lines hold tabs and no spaces (its fields are tab-separated)."""
+    head = read_head(path, 4096)
+    head = head[: head.rfind(b"\n") + 1] or head
+    return b"\t" in head and b" " not in head
+
+
+def _read_tabbed(path: str, codec: str | None, layout: Layout) -> pa.Table | None:
+    """Arrow's parse of a tab-separated file as is, or None when `normalize` would change its fields.
+
+    Taken only when every line has exactly ``layout.width`` fields separated by single tabs, none
+    empty and none holding other whitespace: then `normalize` would turn each tab into a space and
+    change nothing else, and this table is the one `parse` would build, without holding the text
+    (half the memory of the file, twice, and a regex pass over it). The fields that are not kept
+    are read dictionary-encoded (small) to check them, then dropped.
+    """
+    types = {n: (t if n in layout.keep else _QID) for n, t in zip(layout.names, layout.types, strict=True)}
+    try:
+        table = pacsv.read_csv(
+            open_stream(path, codec),
+            read_options=pacsv.ReadOptions(column_names=list(layout.names), block_size=_BLOCK_SIZE),
+            parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False, ignore_empty_lines=True),
+            convert_options=pacsv.ConvertOptions(
+                column_types=types, strings_can_be_null=False, quoted_strings_can_be_null=False, null_values=[]
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError, *DECOMPRESS_ERRORS):
+        return None
+    for name in layout.names:
+        column = table[name]
+        if pa.types.is_dictionary(column.type):
+            column = pa.chunked_array([c.dictionary for c in column.chunks], type=column.type.value_type)
+        elif not pa.types.is_string(column.type):
+            continue  # a number Arrow read: neither empty nor holding whitespace
+        if first_empty(column) >= 0 or first_with_whitespace(column) >= 0:
+            return None
+    return table.select(list(layout.keep))
 
 
 _BLOCK_SIZE = 1 << 22  # 4 MB: less peak memory
@@ -194,6 +235,10 @@ def normalize(data: bytes, layout: Layout) -> bytes:
         clean = _LONE_CR.sub(b"\n", clean)
     if b"#" in clean:
         clean = _COMMENTS[layout.kind].sub(b"", clean)
+    if b"\t" in clean and b" " not in clean:
+        # Tab-separated: one replace (memchr speed, ~50x the regex). Doubled or edge separators
+        # are then double or edge spaces, which the test below still sends to the regex.
+        clean = clean.replace(b"\t", b" ")
     if (
         b"\t" in clean
         or b"  " in clean
@@ -201,6 +246,7 @@ def normalize(data: bytes, layout: Layout) -> bytes:
         or b"\n " in clean
         or b" \n" in clean
         or b" \r" in clean
+        or clean.endswith(b" ")
         or b"\v" in clean
         or b"\f" in clean
     ):
