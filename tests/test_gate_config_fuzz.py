@@ -98,8 +98,9 @@ def configs(draw: st.DrawFn) -> dict:
             config[key] = value
         elif section == "gate":
             gates = config["gates"]
-            if isinstance(gates, list) and gates and isinstance(gates[0], dict):
-                draw(st.sampled_from(gates))[key] = value
+            dicts = [g for g in gates if isinstance(g, dict)] if isinstance(gates, list) else []
+            if dicts:  # an earlier perturbation may have replaced a gate by a non-mapping
+                draw(st.sampled_from(dicts))[key] = value
         else:
             config.setdefault(section, {})[key] = value
     return config

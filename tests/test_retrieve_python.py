@@ -159,7 +159,7 @@ def test_duplicates_are_reported(module: str, tmp_path: Path, capsys: pytest.Cap
     code, _out, err = invoke(capsys, "retrieve", "--queries", "queries.tsv", "--retriever", f"python:{module}:two",
                             "-o", "run.txt")  # fmt: skip
     assert code == 0
-    dropped = "2 duplicate hits in 2 queries were dropped (the first copy of each document kept), e.g. q1: d1, q2: d1"
+    dropped = "2 duplicate hits were dropped from 2 queries (the first copy of each document kept), e.g. q1: d1, q2: d1"
     assert f"warning: {dropped}" in err
     assert read_run(tmp_path / "run.txt").num_rows == 4
 

@@ -231,7 +231,7 @@ def test_duplicate_run_line_hint_fits_trec_eval(capsys, tmp_path):
 
 @pytest.mark.parametrize(
     ("request_", "suggested", "not_suggested"),
-    [("dcg", "'ndcg', 'Rndcg'", "rndcg"), ("ndgc", "'ndcg'", "ndcgrel"), ("recip_rnk", "'recip_rank'", "RR")],
+    [("dcg_cut", "'ndcg_cut', 'dcg'", "DCG"), ("ndgc", "'ndcg'", "ndcgrel"), ("recip_rnk", "'recip_rank'", "RR")],
 )
 def test_suggestions_are_trec_eval_names(capsys, files, request_, suggested, not_suggested):
     code, _, err = invoke(capsys, "trec_eval", "-m", request_, *files)

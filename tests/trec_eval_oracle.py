@@ -82,6 +82,7 @@ def cases() -> list[tuple[str, int, tuple[str, ...]]]:
     ]
     out += [(f"s1-{nick}", 1, ("-q", "-c", "-m", nick)) for nick in NICKNAMES if nick != "all_trec"]
     out += [(f"s{seed}-params", seed, PARAM_FORMS) for seed in SEEDS]
+    out += [(f"s{seed}-dcg", seed, ("-q", "-c", "-J", "-m", "dcg")) for seed in SEEDS]  # rankgate's DCG family
     return out
 
 

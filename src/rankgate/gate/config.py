@@ -292,6 +292,8 @@ def _key_path(loc: tuple[Any, ...]) -> str:
             continue
         else:
             part = cut(str(part))  # a key can be 1,024 characters long: never echo it whole
+            if not part.isprintable():  # a newline in a key must not break the one-line message
+                part = repr(part)
             out += f".{part}" if out else part
     return out
 

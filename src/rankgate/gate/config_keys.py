@@ -24,10 +24,8 @@ FILE_SETTINGS = ("chunk_map", "chunk_offsets")  # paths: the file's are relative
 def closest_key(root: type[BaseModel], loc: tuple[Any, ...]) -> str | None:
     """The known key nearest to the unknown key at ``loc`` (pydantic's error location), or None.
 
-    >>> from pydantic import BaseModel
-    >>> class Inner(BaseModel): threshold: float
-    >>> class Outer(BaseModel): gates: list[Inner]
-    >>> closest_key(Outer, ("gates", 0, "treshold")), closest_key(Outer, ("gate",))
+    >>> from rankgate.gate.config import GateFile
+    >>> closest_key(GateFile, ("gates", 0, "treshold")), closest_key(GateFile, ("gate",))
     ('threshold', 'gates')
     """
     model: Any = root

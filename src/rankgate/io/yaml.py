@@ -85,6 +85,8 @@ def load_yaml(text: str, source: str | None) -> Any:
         raise ConfigError("not valid YAML: nested too deeply", source=source) from None
     except ValueError as e:  # e.g. an integer with more digits than Python converts
         raise ConfigError(f"not valid YAML: {cut(str(e), 200)}", source=source) from None
+    except (IndexError, TypeError, AttributeError) as e:  # PyYAML's constructors on odd tags: `!!float ''`
+        raise ConfigError(f"not valid YAML: a value its tag cannot build ({type(e).__name__})", source=source) from None
     finally:
         if loader is not None:
             loader.dispose()
