@@ -118,4 +118,4 @@ def to_run(aligned: Aligned, scores: np.ndarray, *, name: str) -> Run:
     order = np.lexsort((-aligned.slot_doc, -scores, aligned.slot_query))
     queries = pa.DictionaryArray.from_arrays(pa.array(aligned.slot_query[order].astype(np.int32)), aligned.query_ids)
     docs = aligned.doc_names.take(pa.array(aligned.slot_doc[order]))
-    return Run(queries, docs, scores[order], name=name, source=f"<fused {name}>")
+    return Run(queries, docs, scores[order], name=name, source=f"<fused {name}>", ranked=True)
