@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from rankgate.core.columns import take_rows
 from rankgate.core.qrels import Qrels
 from rankgate.core.run import Run
 from rankgate.errors import ConfigError
@@ -114,8 +115,7 @@ def learn(
 
 
 def to_run(aligned: Aligned, scores: np.ndarray, *, name: str) -> Run:
-    """The fused slots as a `Run`, rows already in evaluation order (score desc, doc id desc)."""
-    order = np.lexsort((-aligned.slot_doc, -scores, aligned.slot_query))
-    queries = pa.DictionaryArray.from_arrays(pa.array(aligned.slot_query[order].astype(np.int32)), aligned.query_ids)
-    docs = aligned.doc_names.take(pa.array(aligned.slot_doc[order]))
-    return Run(queries, docs, scores[order], name=name, source=f"<fused {name}>", ranked=True)
+    """The fused slots as a `Run` (which orders them: score descending, ties by doc id descending)."""
+    queries = pa.DictionaryArray.from_arrays(pa.array(aligned.slot_query.astype(np.int32)), aligned.query_ids)
+    docs = take_rows(aligned.doc_names, aligned.slot_doc)
+    return Run(queries, docs, scores, name=name, source=f"<fused {name}>")
