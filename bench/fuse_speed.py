@@ -101,7 +101,9 @@ def measure(cmd: list[str], workdir: str, timeout: float) -> dict:
     from eval_speed import WRAPPER
 
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.path.join(REPO_DIR, "src") + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONPATH"] = os.path.join(REPO_DIR, "src") + (
+        os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
+    )
     so, se = os.path.join(workdir, "child.out"), os.path.join(workdir, "child.err")
     load = os.getloadavg()[0]
     res = subprocess.run(
@@ -186,10 +188,17 @@ def main(argv: list[str] | None = None) -> int:
                         best[tool] = json.load(f)
                 continue
             reps = args.repeats if tool == "rankgate" else args.ranx_repeats
-            recs = [measure(command(tool, method, norm or "none", out, runs), args.workdir, args.timeout) for _ in range(reps)]
+            recs = [
+                measure(command(tool, method, norm or "none", out, runs), args.workdir, args.timeout)
+                for _ in range(reps)
+            ]
             for r in recs:
-                print(f"# {tool} {method}: wall {r['wall']:.1f}s cpu {r['cpu']:.1f}s rss {r['maxrss_kb'] / 2**20:.2f} GiB "
-                      f"load {r['load']:.1f} {r['stdout']}", file=sys.stderr, flush=True)
+                print(
+                    f"# {tool} {method}: wall {r['wall']:.1f}s cpu {r['cpu']:.1f}s "
+                    f"rss {r['maxrss_kb'] / 2**20:.2f} GiB load {r['load']:.1f} {r['stdout']}",
+                    file=sys.stderr,
+                    flush=True,
+                )
             best[tool] = min(recs, key=lambda r: r["wall"])
             best[tool]["out"] = out
             with open(saved, "w") as f:
@@ -202,11 +211,15 @@ def main(argv: list[str] | None = None) -> int:
 
 def print_table(rows: list, args: argparse.Namespace, n_runs: int) -> None:
     lines = args.queries * args.depth
-    print(f"\n{n_runs} runs x {lines:,} lines ({args.queries:,} queries x {args.depth}), "
-          f"best of {args.repeats} (rankgate) / {args.ranx_repeats} (ranx); load average now "
-          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}, {os.cpu_count()} CPUs\n")
-    print("| method | tool | wall s | CPU s (user+sys) | peak RSS GiB | load at start | wall ratio | RSS ratio | "
-          f"top-{args.check_k} agree |")
+    print(
+        f"\n{n_runs} runs x {lines:,} lines ({args.queries:,} queries x {args.depth}), "
+        f"best of {args.repeats} (rankgate) / {args.ranx_repeats} (ranx); load average now "
+        f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}, {os.cpu_count()} CPUs\n"
+    )
+    print(
+        "| method | tool | wall s | CPU s (user+sys) | peak RSS GiB | load at start | wall ratio | RSS ratio | "
+        f"top-{args.check_k} agree |"
+    )
     print("|---|---|---:|---:|---:|---:|---:|---:|---|")
     for method, norm, best, diff in rows:
         label = method + (f" --norm {norm}" if norm else "")
@@ -215,8 +228,10 @@ def print_table(rows: list, args: argparse.Namespace, n_runs: int) -> None:
             ratio = f"{r['wall'] / ref['wall']:.1f}x" if ref and tool != "rankgate" else ""
             mem = f"{r['maxrss_kb'] / ref['maxrss_kb']:.1f}x" if ref and tool != "rankgate" else ""
             ok = ("yes" if diff == "" else diff) if tool != "rankgate" else ""
-            print(f"| {label} | {tool} | {r['wall']:.1f} | {r['cpu']:.1f} | {r['maxrss_kb'] / 2**20:.2f} | "
-                  f"{r['load']:.1f} | {ratio} | {mem} | {ok} |")
+            print(
+                f"| {label} | {tool} | {r['wall']:.1f} | {r['cpu']:.1f} | {r['maxrss_kb'] / 2**20:.2f} | "
+                f"{r['load']:.1f} | {ratio} | {mem} | {ok} |"
+            )
 
 
 if __name__ == "__main__":

@@ -140,6 +140,8 @@ def test_hash_collisions_fall_back_to_exact_matching(monkeypatch, method):
 
 def test_fused_ties_are_ordered_by_doc_id_descending():
     fused = fuse(_tied_runs(5), method="mnz", norm="none").to_arrow()
-    rows = list(zip(fused["query_id"].to_pylist(), fused["score"].to_pylist(), fused["doc_id"].to_pylist(), strict=True))
+    rows = list(
+        zip(fused["query_id"].to_pylist(), fused["score"].to_pylist(), fused["doc_id"].to_pylist(), strict=True)
+    )
     for (q1, s1, d1), (q2, s2, d2) in itertools.pairwise(rows):
         assert q1 < q2 or (q1 == q2 and (s1 > s2 or (s1 == s2 and d1.encode() > d2.encode())))

@@ -68,7 +68,9 @@ def align(runs: Sequence[Run]) -> Aligned:
     bases = np.cumsum([0] + [run.num_rows for run in runs])
     stored = np.concatenate([base + order for base, (_, order, _, _) in zip(bases, parts, strict=False)])
     qcodes = np.concatenate([q for q, _, _, _ in parts])
-    hashes = np.concatenate([string_hashes(run.doc_ids)[order] for run, (_, order, _, _) in zip(runs, parts, strict=True)])
+    hashes = np.concatenate(
+        [string_hashes(run.doc_ids)[order] for run, (_, order, _, _) in zip(runs, parts, strict=True)]
+    )
     found = _slots_hashed(qcodes, hashes, stored, docs, len(query_ids))
     del hashes
     slot_query, slot_doc, inverse = found if found is not None else _slots_exact(qcodes, stored, docs)

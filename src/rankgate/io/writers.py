@@ -56,19 +56,17 @@ def write_run(
         ties: the order of equal scores in the written ranks (``trec`` or ``input``).
     """
     fmt, codec = _target(path, format)
-    if fmt == "trec":
-        _check_trec_ids(path, run.query_ids, run.doc_ids)
-        blocks = trec_run_blocks(run, tag or run.name or "rankgate", ties)
-    if fmt == "trec" and codec is None:  # the common case, streamed in blocks
-        with atomic_writer(path, "wb") as f:
-            for block in blocks:
-                f.write(block)  # type: ignore[arg-type]
+    if fmt != "trec":
+        _write(path, _encode(run.to_arrow(ties), fmt, "score"), codec)
         return
-    if fmt == "trec":
-        data = b"".join(blocks)
-    else:
-        data = _encode(run.to_arrow(ties), fmt, "score")
-    _write(path, data, codec)
+    _check_trec_ids(path, run.query_ids, run.doc_ids)
+    blocks = trec_run_blocks(run, tag or run.name or "rankgate", ties)
+    if codec is not None:
+        _write(path, b"".join(blocks), codec)
+        return
+    with atomic_writer(path, "wb") as f:  # the common case, streamed in blocks
+        for block in blocks:
+            f.write(block)  # type: ignore[arg-type]
 
 
 def trec_run_blocks(run: Run, tag: str, ties: str = "trec", block_rows: int = 1 << 20) -> Iterator[bytes]:
