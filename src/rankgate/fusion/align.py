@@ -64,7 +64,8 @@ def align(runs: Sequence[Run]) -> Aligned:
         raise InputError(f"fusion needs at least two runs; got {len(runs)}")
     query_ids = _union_queries(runs)
     parts = [_in_order(run, query_ids) for run in runs]
-    docs = pa.chunked_array([c for run in runs for c in run.doc_ids.chunks], type=pa.string())
+    chunks = [c for run in runs for c in run.doc_ids.chunks]
+    docs = pa.chunked_array([pa.concat_arrays(chunks) if chunks else pa.array([], pa.string())])  # taken from twice
     bases = np.cumsum([0] + [run.num_rows for run in runs])
     stored = np.concatenate([base + order for base, (_, order, _, _) in zip(bases, parts, strict=False)])
     qcodes = np.concatenate([q for q, _, _, _ in parts])
