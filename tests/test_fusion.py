@@ -140,6 +140,9 @@ def test_hash_collisions_fall_back_to_exact_matching(monkeypatch, method):
 
 def test_fused_ties_are_ordered_by_doc_id_descending():
     fused = fuse(_tied_runs(5), method="mnz", norm="none").to_arrow()
+    back = fused.take(list(range(fused.num_rows))[::-1])
+    rebuilt = Run(back["query_id"], back["doc_id"], back["score"].to_numpy())  # the Run's own tie rule
+    assert rebuilt.to_arrow().equals(fused)
     rows = list(
         zip(fused["query_id"].to_pylist(), fused["score"].to_pylist(), fused["doc_id"].to_pylist(), strict=True)
     )
