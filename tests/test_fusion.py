@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rankgate.core.qrels import Qrels
@@ -112,3 +114,37 @@ def test_cli_fuses_and_the_fused_run_evaluates_unchanged(tmp_path: Path, capsys:
         capsys, "fuse", str(tmp_path / "a.trec"), str(tmp_path / "b.trec"), "-o", str(out), "--params", "k"
     )
     assert code == 2 and "NAME=NUMBER" in err
+
+
+def _tied_runs(seed: int) -> list[Run]:
+    rng = np.random.default_rng(seed)
+    ids = [f"d{i}" for i in range(40)] + ["é", "D1", "d10x", "a/b"]
+    out = []
+    for _ in range(3):
+        queries = rng.choice(8, size=6, replace=False)
+        picks = {f"q{q}": rng.choice(ids, size=int(rng.integers(1, 30)), replace=False) for q in queries}
+        out.append(Run.from_dict({q: {str(d): float(rng.integers(0, 4)) for d in docs} for q, docs in picks.items()}))
+    return out
+
+
+@pytest.mark.parametrize("method", ["rrf", "mnz", "med", "bordafuse", "condorcet"])
+def test_hash_collisions_fall_back_to_exact_matching(monkeypatch, method):
+    """Every doc id hashing alike must give the very same fused run (the strings decide, not the hashes)."""
+    import rankgate.fusion.align as align_module
+
+    runs = _tied_runs(3)
+    expected = fuse(runs, method=method, norm="none").to_arrow().to_pylist()
+    monkeypatch.setattr(align_module, "string_hashes", lambda column: np.zeros(len(column), dtype=np.uint64))
+    assert fuse(runs, method=method, norm="none").to_arrow().to_pylist() == expected
+
+
+def test_fused_ties_are_ordered_by_doc_id_descending():
+    fused = fuse(_tied_runs(5), method="mnz", norm="none").to_arrow()
+    back = fused.take(list(range(fused.num_rows))[::-1])
+    rebuilt = Run(back["query_id"], back["doc_id"], back["score"].to_numpy())  # the Run's own tie rule
+    assert rebuilt.to_arrow().equals(fused)
+    rows = list(
+        zip(fused["query_id"].to_pylist(), fused["score"].to_pylist(), fused["doc_id"].to_pylist(), strict=True)
+    )
+    for (q1, s1, d1), (q2, s2, d2) in itertools.pairwise(rows):
+        assert q1 < q2 or (q1 == q2 and (s1 > s2 or (s1 == s2 and d1.encode() > d2.encode())))

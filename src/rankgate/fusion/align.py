@@ -1,8 +1,8 @@
 """The runs to fuse, aligned on the union of their (query, document) pairs.
 
 Every run is taken in evaluation order (score descending, ties by doc id descending, as
-trec_eval orders them). Documents are interned once for all runs; a fused slot is a
-(query, document) pair that at least one run retrieved. Each run keeps, per row, the slot it
+trec_eval orders them). A fused slot is a (query, document) pair that at least one run
+retrieved; pairs are matched by hash and checked on the doc ids (`align`). Each run keeps, per row, the slot it
 fills, its 0-based rank within its query and its score: every fusion method is then a few
 array operations over these columns (no per-row Python).
 """
@@ -16,7 +16,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rankgate.core.columns import as_string_array, byte_order_rank, column_to_numpy, take_rows
+from rankgate.core.columns import as_string_array, column_to_numpy, take_rows
+from rankgate.core.hashing import string_hashes
 from rankgate.core.run import Run
 from rankgate.errors import InputError
 
@@ -34,12 +35,12 @@ class Member:
 
 @dataclass
 class Aligned:
-    """The union of the runs' pairs (slots grouped by query, byte order) and each run on it."""
+    """The union of the runs' pairs (slots grouped by query) and each run on it."""
 
     query_ids: pa.StringArray
-    doc_names: pa.StringArray  # every document id once, in byte order
+    doc_names: pa.ChunkedArray | pa.Array  # every run's doc ids, run after run, as stored
     slot_query: np.ndarray  # int64 per slot
-    slot_doc: np.ndarray  # int64 per slot: index into doc_names (so also the doc's byte rank)
+    slot_doc: np.ndarray  # int64 per slot: a row of doc_names holding the slot's doc id
     offsets: np.ndarray  # CSR over slots by query
     members: list[Member]
 
@@ -53,22 +54,27 @@ class Aligned:
 
 
 def align(runs: Sequence[Run]) -> Aligned:
-    """Place ``runs`` on the union of their (query, document) pairs."""
+    """Place ``runs`` on the union of their (query, document) pairs.
+
+    A pair is keyed by its query code (high bits, exact) and a hash of the doc id (low bits);
+    every pair of rows the key puts together is then checked on the doc ids themselves, and a
+    collision (never seen in practice) falls back to interning every doc id (`_slots_exact`).
+    """
     if len(runs) < 2:
         raise InputError(f"fusion needs at least two runs; got {len(runs)}")
     query_ids = _union_queries(runs)
     parts = [_in_order(run, query_ids) for run in runs]
-    docs = pa.chunked_array([c for _, d, _, _ in parts for c in d.chunks], type=pa.string())
-    encoded = pc.dictionary_encode(docs).combine_chunks()
-    codes = column_to_numpy(encoded.indices).astype(np.int64)
-    rank = byte_order_rank(encoded.dictionary)  # dictionary entries are distinct
-    doc_names = as_string_array(encoded.dictionary.take(pa.array(np.argsort(rank))))
-    doc_rank = rank[codes]
-    n_docs = max(len(doc_names), 1)
-    keys = np.concatenate([q for q, _, _, _ in parts]) * n_docs + doc_rank
-    del codes, doc_rank
-    unique, inverse = np.unique(keys, return_inverse=True)
-    slot_query, slot_doc = np.divmod(unique, n_docs)
+    chunks = [c for run in runs for c in run.doc_ids.chunks]
+    docs = pa.chunked_array([pa.concat_arrays(chunks) if chunks else pa.array([], pa.string())])  # taken from twice
+    bases = np.cumsum([0] + [run.num_rows for run in runs])
+    stored = np.concatenate([base + order for base, (_, order, _, _) in zip(bases, parts, strict=False)])
+    qcodes = np.concatenate([q for q, _, _, _ in parts])
+    hashes = np.concatenate(
+        [string_hashes(run.doc_ids)[order] for run, (_, order, _, _) in zip(runs, parts, strict=True)]
+    )
+    found = _slots_hashed(qcodes, hashes, stored, docs, len(query_ids))
+    del hashes
+    slot_query, slot_doc, inverse = found if found is not None else _slots_exact(qcodes, stored, docs)
     offsets = np.searchsorted(slot_query, np.arange(len(query_ids) + 1)).astype(np.int64)
     members: list[Member] = []
     at = 0
@@ -79,7 +85,38 @@ def align(runs: Sequence[Run]) -> Aligned:
         lengths[q[starts]] = np.diff(np.r_[starts, n])
         members.append(Member(inverse[at : at + n].astype(np.int64), ranks, scores, starts, lengths))
         at += n
-    return Aligned(query_ids, doc_names, slot_query, slot_doc, offsets, members)
+    return Aligned(query_ids, docs, slot_query, slot_doc, offsets, members)
+
+
+Slots = tuple[np.ndarray, np.ndarray, np.ndarray]  # slot_query, slot_doc, each row's slot
+
+
+def _slots_hashed(
+    qcodes: np.ndarray, hashes: np.ndarray, stored: np.ndarray, docs: pa.ChunkedArray, n_queries: int
+) -> Slots | None:
+    """Slots from (query code, doc-id hash) keys, checked on the strings; None on a collision."""
+    shift = np.uint64(64 - max(int(n_queries - 1).bit_length(), 1))
+    keys = (qcodes.astype(np.uint64) << shift) | (hashes >> np.uint64(64 - int(shift)))
+    perm = np.argsort(keys)
+    keys = keys[perm]
+    new = np.r_[True, keys[1:] != keys[:-1]] if len(keys) else np.zeros(0, dtype=bool)
+    same = np.flatnonzero(~new)  # sorted positions that repeat the key before them
+    if len(same):
+        left, right = take_rows(docs, stored[perm[same - 1]]), take_rows(docs, stored[perm[same]])
+        if not pc.all(pc.equal(left, right)).as_py():
+            return None
+    inverse = np.empty(len(keys), dtype=np.int64)
+    inverse[perm] = np.cumsum(new) - 1
+    first = perm[new]
+    return qcodes[first], stored[first], inverse
+
+
+def _slots_exact(qcodes: np.ndarray, stored: np.ndarray, docs: pa.ChunkedArray) -> Slots:
+    """Slots from interned doc ids: exact whatever the hashes do."""
+    codes = column_to_numpy(pc.dictionary_encode(docs).combine_chunks().indices).astype(np.int64)[stored]
+    n_docs = int(codes.max()) + 1 if len(codes) else 1
+    unique, index, inverse = np.unique(qcodes * n_docs + codes, return_index=True, return_inverse=True)
+    return unique // n_docs, stored[index], inverse.reshape(-1)
 
 
 def _union_queries(runs: Sequence[Run]) -> pa.StringArray:
@@ -87,13 +124,13 @@ def _union_queries(runs: Sequence[Run]) -> pa.StringArray:
     return as_string_array(ids.take(pc.sort_indices(ids)))
 
 
-def _in_order(run: Run, query_ids: pa.StringArray) -> tuple[np.ndarray, pa.ChunkedArray, np.ndarray, np.ndarray]:
-    """(fused query code, doc id, rank, score) per row of ``run`` in evaluation order."""
-    order = run.ranking_order("trec")
+def _in_order(run: Run, query_ids: pa.StringArray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(fused query code, stored row, rank, score) per row of ``run`` in evaluation order."""
+    order = run.ranking_order("trec").astype(np.int64)
     qmap = column_to_numpy(pc.index_in(run.query_ids, value_set=query_ids)).astype(np.int64)
     codes = run.query_codes.astype(np.int64)  # rows stay grouped by query in evaluation order
     ranks = np.arange(run.num_rows, dtype=np.int64) - run.offsets[codes]
-    return qmap[codes], take_rows(run.doc_ids, order), ranks, run.scores[order]
+    return qmap[codes], order, ranks, run.scores[order]
 
 
 def align_keys(parts: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]], n_queries: int) -> Aligned:

@@ -15,6 +15,7 @@ from functools import cmp_to_key
 
 import numpy as np
 
+from rankgate.core.columns import byte_order_rank, take_rows
 from rankgate.fusion.align import Aligned
 
 _MISSED = 1_000_000
@@ -26,6 +27,7 @@ def condorcet_scores(aligned: Aligned) -> np.ndarray:
     positions = np.full((len(aligned.members), size), _MISSED, dtype=np.int64)
     for i, m in enumerate(aligned.members):
         positions[i, m.slots] = m.ranks
+    doc_rank = byte_order_rank(take_rows(aligned.doc_names, aligned.slot_doc)) if size else np.zeros(0, np.int64)
     scores = np.zeros(size)
     for q in range(len(aligned.query_ids)):
         lo, hi = int(aligned.offsets[q]), int(aligned.offsets[q + 1])
@@ -36,6 +38,7 @@ def condorcet_scores(aligned: Aligned) -> np.ndarray:
             x_votes = int((block[:, x] < block[:, y]).sum())
             return -1 if x_votes >= n_runs - x_votes else 1
 
-        order = sorted(range(hi - lo), key=cmp_to_key(compare))
+        start = np.argsort(doc_rank[lo:hi], kind="stable").tolist()  # the doc ids in byte order
+        order = sorted(start, key=cmp_to_key(compare))
         scores[lo + np.asarray(order, dtype=np.int64)] = (hi - lo) - np.arange(hi - lo)
     return scores

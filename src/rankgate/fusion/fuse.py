@@ -7,7 +7,9 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from rankgate.core.columns import byte_order_rank, column_to_numpy, take_rows
 from rankgate.core.qrels import Qrels
 from rankgate.core.run import Run
 from rankgate.errors import ConfigError
@@ -114,8 +116,33 @@ def learn(
 
 
 def to_run(aligned: Aligned, scores: np.ndarray, *, name: str) -> Run:
-    """The fused slots as a `Run`, rows already in evaluation order (score desc, doc id desc)."""
-    order = np.lexsort((-aligned.slot_doc, -scores, aligned.slot_query))
-    queries = pa.DictionaryArray.from_arrays(pa.array(aligned.slot_query[order].astype(np.int32)), aligned.query_ids)
-    docs = aligned.doc_names.take(pa.array(aligned.slot_doc[order]))
-    return Run(queries, docs, scores[order], name=name, source=f"<fused {name}>")
+    """The fused slots as a `Run`, rows in evaluation order: score descending, ties by doc id descending."""
+    table = pa.table({"q": aligned.slot_query, "s": scores})
+    order = column_to_numpy(pc.sort_indices(table, sort_keys=[("q", "ascending"), ("s", "descending")]))
+    query, score, docs = aligned.slot_query[order], scores[order], take_rows(aligned.doc_names, aligned.slot_doc[order])
+    rows, within = tie_moves(query, score, docs)
+    if len(rows):
+        order = np.arange(len(order))
+        order[rows] = rows[within]
+        score, docs = score[order], take_rows(docs, order)
+    queries = pa.DictionaryArray.from_arrays(pa.array(query.astype(np.int32)), aligned.query_ids)
+    return Run(queries, docs, score, name=name, source=f"<fused {name}>", ranked=True)
+
+
+def tie_moves(query: np.ndarray, score: np.ndarray, docs: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows sorted by (query, score desc) put in trec order: ``rows[within]`` goes to ``rows``.
+
+    Only rows that tie with a neighbour move, by doc id descending (byte-wise), as `Run` would
+    order them when written; done here in linear passes rather than by the Run at write time.
+    """
+    tied = (query[1:] == query[:-1]) & (score[1:] == score[:-1])  # row i + 1 ties with row i
+    involved = np.zeros(len(query), dtype=bool)
+    involved[1:] |= tied
+    involved[:-1] |= tied
+    rows = np.flatnonzero(involved)
+    if len(rows) == 0:
+        return rows, rows
+    starts = np.ones(len(rows), dtype=bool)
+    starts[1:] = ~tied[rows[1:] - 1] | (rows[1:] - 1 != rows[:-1])
+    doc_rank = byte_order_rank(take_rows(docs, rows))
+    return rows, np.lexsort((-doc_rank, np.cumsum(starts)))
