@@ -243,6 +243,15 @@ _BARE_WORDS = {"no": 0, "yes": 1}
 _MAX_ANSWER_CHARS = 100_000  # a verdict is a few hundred characters; past this it is not parsed
 
 
+def reply_body(text: str) -> str:
+    """A model's reply without its thinking block and code fence; too long a reply is a failure."""
+    if len(text) > _MAX_ANSWER_CHARS:
+        raise ParseFailure(f"the reply is longer than {_MAX_ANSWER_CHARS} characters")
+    body = _THINK.sub("", text, count=1).strip()
+    fenced = _FENCE.match(body)
+    return fenced.group(1).strip() if fenced else body
+
+
 def parse_answer(text: str, labels: tuple[int, ...] = SCALES["graded"]) -> tuple[int, str]:
     """Read ``{"relevance": N, "reason": "..."}`` strictly: ``(N, reason)`` or `ParseFailure`.
 
@@ -266,12 +275,7 @@ def parse_answer(text: str, labels: tuple[int, ...] = SCALES["graded"]) -> tuple
     ...
     rankgate.label.prompts.ParseFailure: "relevance" must be one of the integers 0, 1, 2, 3 (got '2')
     """
-    if len(text) > _MAX_ANSWER_CHARS:
-        raise ParseFailure(f"the reply is longer than {_MAX_ANSWER_CHARS} characters")
-    body = _THINK.sub("", text, count=1).strip()
-    fenced = _FENCE.match(body)
-    if fenced:
-        body = fenced.group(1).strip()
+    body = reply_body(text)
     bare = _bare_label(body, labels)
     if bare is not None:
         return bare, ""

@@ -17,15 +17,13 @@ import json
 from dataclasses import dataclass
 
 from rankgate.label.prompts import (
-    _FENCE,
-    _MAX_ANSWER_CHARS,
-    _THINK,
     ANSWER_FORMAT_VERSION,
     ParseFailure,
     Prompt,
     _bare_label,
     _no_duplicate_keys,
     fence,
+    reply_body,
 )
 
 STRUCTURED_VERSION = "structured-v1"
@@ -106,12 +104,7 @@ def read_object(text: str, fields: tuple[str, ...], labels: tuple[int, ...] | No
 
     A bare answer becomes ``{fields[0]: label}`` (the verdict key comes first).
     """
-    if len(text) > _MAX_ANSWER_CHARS:
-        raise ParseFailure(f"the reply is longer than {_MAX_ANSWER_CHARS} characters")
-    body = _THINK.sub("", text, count=1).strip()
-    fenced = _FENCE.match(body)
-    if fenced:
-        body = fenced.group(1).strip()
+    body = reply_body(text)
     if labels is not None:
         bare = _bare_label(body, labels)
         if bare is not None:
