@@ -202,3 +202,28 @@ def test_label_cli_reads_an_impression_log(tmp_path, capsys):
     )
     assert code == 0, err
     assert read_qrels(out).to_dict() == {"q1": {"d1": 0, "d2": 1, "d3": 1}}
+
+
+@pytest.mark.parametrize("model", ["pbm", "cascade", "sdbn"])
+def test_label_cli_fits_the_click_model_it_is_given(tmp_path, capsys, model):
+    # `--click-model` picks the model `read_clicks` fits; the judge's JSON names it, and the
+    # grades are those of that model's debiased relevance at the thresholds.
+    sim = simulate_pbm(queries=6, docs_per_query=4, pages=400, seed=11)
+    path = tmp_path / "log.parquet"
+    write_table(sim.table, str(path))
+    out = tmp_path / f"{model}.txt"
+    code, stdout, err = invoke(
+        capsys, "label", "--judge", "clicks", "--clicks", str(path), "--click-model", model,
+        "--thresholds", "0.2,0.5", "--out", str(out), "--store", str(tmp_path / f"{model}.db"), "--format", "json",
+    )  # fmt: skip
+    assert code == 0, err
+    fit = read_clicks(path, model=model).fit
+    assert fit is not None and fit.model == model
+    expected = {
+        (q, d): int(r >= 0.2) + int(r >= 0.5)
+        for (q, d), r, w in zip(fit.pairs(), fit.relevance.tolist(), fit.weak.tolist(), strict=True)
+        if not w
+    }
+    got = {(q, d): g for q, docs in read_qrels(out).to_dict().items() for d, g in docs.items()}
+    assert got == expected
+    assert model in stdout

@@ -140,6 +140,13 @@ def _floats(value: str | None, key: str) -> tuple[float, ...] | None:
     "--clicks", "clicks_path", type=click.Path(dir_okay=False), help="Click log (query, doc, impressions, clicks)."
 )
 @click.option(
+    "--click-model",
+    type=click.Choice(["pbm", "cascade", "sdbn"]),
+    default="pbm",
+    show_default=True,
+    help="Impression-level click logs: the model that corrects for position bias (docs/online.md).",
+)
+@click.option(
     "--min-impressions",
     type=click.IntRange(min=1),
     default=10,

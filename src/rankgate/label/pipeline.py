@@ -72,6 +72,7 @@ class LabelJob:
     thresholds: tuple[float, ...] | None = None
     normalize: str = "max"
     clicks: str | None = None
+    click_model: str = "pbm"  # impression-level logs: pbm, cascade or sdbn
     min_impressions: int = 10
     progress: bool = False
 
@@ -182,7 +183,7 @@ def _build_judge(
         )
     if job.judge == "clicks":
         return weak.ClickJudge(
-            weak.read_clicks(job.clicks or ""),
+            weak.read_clicks(job.clicks or "", model=job.click_model, min_impressions=job.min_impressions),
             thresholds=job.thresholds or weak.CLICK_THRESHOLDS,
             min_impressions=job.min_impressions,
             tier=tier,
