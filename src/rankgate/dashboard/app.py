@@ -195,24 +195,10 @@ def error_response(request: Any, status: int, message: str) -> Any:
 @functools.lru_cache(maxsize=1)
 def environment() -> Any:
     """Jinja2 with autoescape and the report's filters (numbers, intervals, JSON for script tags)."""
-    jinja2 = require("jinja2", "serve", purpose="the dashboard (rankgate serve)")
-    from markupsafe import Markup
-
     from rankgate._version import __version__
-    from rankgate.report.html import fmt_ci, fmt_number, script_json
+    from rankgate.report.html import jinja_environment
 
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("rankgate.dashboard", "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.filters["num"] = fmt_number
-    env.filters["ci"] = fmt_ci
-    env.filters["span"] = lambda ci, digits=3: fmt_ci(ci, digits, signed=False)
-    env.filters["signed"] = lambda v, digits=4: "n/a" if v is None else f"{v:+.{digits}f}"
-    env.filters["script_json"] = lambda obj: Markup(script_json(obj))
+    env = jinja_environment("rankgate.dashboard", "serve", "the dashboard (rankgate serve)")
     env.globals["version"] = __version__
     return env
 
@@ -220,9 +206,9 @@ def environment() -> Any:
 @functools.lru_cache(maxsize=1)
 def plotly_gzip() -> bytes:
     """plotly.js, gzip-compressed: the same bundle the HTML report embeds."""
-    from rankgate.report.html import _plotly_bundle
+    from rankgate.report.html import plotly_bundle
 
-    return base64.b64decode(_plotly_bundle())
+    return base64.b64decode(plotly_bundle())
 
 
 @functools.lru_cache(maxsize=4)

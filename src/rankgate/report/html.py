@@ -68,7 +68,7 @@ def render_report(
     from rankgate._version import __version__
 
     step = progress or _quiet
-    env, plotly_gz = _environment(), _plotly_bundle()  # first: a missing extra is named before any work
+    env, plotly_gz = _environment(), plotly_bundle()  # first: a missing extra is named before any work
     data = collect(as_inputs(inputs))
     step("reading the results store and building the charts" if store is not None else "building the charts")
     sections, charts, not_shown = build_sections(
@@ -163,10 +163,16 @@ def _quiet(_message: str) -> None:
 
 
 def _environment() -> Any:
-    jinja2 = require("jinja2", "report", purpose="the HTML report")
-    Markup = require("markupsafe", "report", purpose="the HTML report").Markup  # comes with Jinja2
+    return jinja_environment("rankgate.report", "report", "the HTML report")
+
+
+def jinja_environment(package: str, extra: str, purpose: str) -> Any:
+    """Jinja2 over ``package``'s templates with autoescape and the report's filters (numbers,
+    intervals, JSON for script tags); the report and the dashboard share it."""
+    jinja2 = require("jinja2", extra, purpose=purpose)
+    Markup = require("markupsafe", extra, purpose=purpose).Markup  # comes with Jinja2
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("rankgate.report", "templates"),
+        loader=jinja2.PackageLoader(package, "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -218,7 +224,7 @@ def script_json(obj: Any) -> str:
 
 
 @functools.lru_cache(maxsize=1)
-def _plotly_bundle() -> str:
+def plotly_bundle() -> str:
     """plotly.js from the installed plotly package, gzip-compressed and base64-encoded."""
     import base64
     import gzip
