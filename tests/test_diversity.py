@@ -141,3 +141,27 @@ def test_reader_refusals(tmp_path, text, message):
 def test_bad_names(name):
     with pytest.raises(MeasureError):
         evaluate_diversity({"q": {"a": {"1": 1}}}, {"q": {"a": 1.0}}, name)
+
+
+def test_the_diversity_verb_prints_hand_worked_values(tmp_path, capsys):
+    # q1: subtopics {1, 2}; a covers 1, b covers 1 and 2; q2 is not in the run (scores 0).
+    # alpha-nDCG@2 of q1 (alpha 0.5): DCG 1 + 1.5/log2(3); ideal (b first) 2 + 0.5/log2(3).
+    import json
+    import math
+
+    from tests.cli_support import invoke
+
+    qrels, run = tmp_path / "sub.txt", tmp_path / "run.txt"
+    qrels.write_text("q1 1 a 1\nq1 2 b 1\nq1 1 b 1\nq2 1 c 1\n")
+    run.write_text("q1 Q0 a 1 2 r\nq1 Q0 b 2 1 r\n")
+    args = ["diversity", str(qrels), str(run), "-m", "S-recall@1", "-m", "alpha-nDCG@2"]
+    code, out, err = invoke(capsys, *args, "--format", "json", "--per-query")
+    assert code == 0, err
+    data = json.loads(out)
+    q1 = (1 + 1.5 / math.log2(3)) / (2 + 0.5 / math.log2(3))
+    assert data["per_query"]["q1"] == {"S-recall@1": 0.5, "alpha-nDCG@2": pytest.approx(q1)}
+    assert data["aggregate"] == {"S-recall@1": 0.25, "alpha-nDCG@2": pytest.approx(q1 / 2)}
+    code, out, err = invoke(capsys, *args)
+    assert code == 0 and "S-recall@1" in out and "0.2500" in out and "2 queries" in out
+    code, out, err = invoke(capsys, "diversity", str(qrels), str(run), "-m", "nDCG@5")
+    assert code == 2 and "Unknown diversity measure 'nDCG@5'" in err

@@ -25,6 +25,11 @@ _COMMANDS = {
     "fuse": ("rankgate.cli.fuse_cmd", "fuse_command", "Fuse several runs into one (RRF, CombSUM, ...)."),
     "overlap": ("rankgate.cli.overlap_cmd", "overlap_command", "Agreement of two runs without qrels: overlap@k, RBO."),
     "rag": ("rankgate.cli.rag_cmd", "rag_group", "Answer-aware measures: reference answers in the top k."),
+    "diversity": (
+        "rankgate.cli.diversity_cmd",
+        "diversity_command",
+        "Diversity over subtopic judgments: alpha-nDCG, ERR-IA.",
+    ),
     "spans": ("rankgate.cli.spans_cmd", "spans_command", "Span recall and precision of a run of chunks (characters)."),
     "measures": ("rankgate.cli.measures_cmd", "measures_command", "List the measures, their definitions and aliases."),
     "bench": ("rankgate.cli.bench_cmd", "bench_command", "Benchmark retrievers and vector indexes on a labeled set."),
