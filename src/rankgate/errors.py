@@ -4,6 +4,7 @@ The tree::
 
     RankgateError
     ├── InputError(ValueError)     bad data: format, schema, duplicates (carries file:line)
+    │   └── DuplicateError         duplicate (query, doc) pairs, with the remedy apart
     ├── MeasureError(ValueError)   unknown measure name, bad syntax or parameter
     ├── ConfigError(ValueError)    bad configuration (carries the key path)
     └── BackendError               a judge, retriever or store failed
@@ -57,6 +58,22 @@ class InputError(RankgateError, ValueError):
             snippet = self.text if len(self.text) <= 120 else self.text[:117] + "..."
             shown = f" (got {snippet!r})"
         return f"{where}{self.message}{shown}"
+
+
+class DuplicateError(InputError):
+    """Duplicate (query, doc) pairs in a run or qrels.
+
+    ``remedy`` says how to keep one copy; a caller whose command words it otherwise (``rankgate
+    trec_eval`` has no ``--duplicates``) raises `with_remedy` of its own.
+    """
+
+    def __init__(self, problem: str, *, remedy: str) -> None:
+        self.problem = problem
+        self.remedy = remedy
+        super().__init__(f"{problem}; {remedy}")
+
+    def with_remedy(self, remedy: str) -> DuplicateError:
+        return DuplicateError(self.problem, remedy=remedy)
 
 
 class MeasureError(RankgateError, ValueError):

@@ -39,7 +39,7 @@ from rankgate.compat.trec_eval_requests import (
 from rankgate.core.columns import take_rows
 from rankgate.core.qrels import Qrels
 from rankgate.core.run import Run
-from rankgate.errors import InputError, MeasureError
+from rankgate.errors import DuplicateError, InputError, MeasureError
 from rankgate.evaluation.results import Results
 from rankgate.evaluation.session import Session
 from rankgate.evaluation.settings import Settings
@@ -182,12 +182,9 @@ def _read_run(path: str | os.PathLike[str]) -> Run:
     """The run file, a duplicate document refused with a hint that fits trec_eval's command line."""
     try:
         return read_run(path)
-    except InputError as e:
-        head, sep, _ = e.message.partition("; pass duplicates=")
-        if not sep:
-            raise
-        hint = "; trec_eval refuses them too; `rankgate eval --duplicates first|max` reads such a run"
-        raise InputError(head + hint, source=e.source, line=e.line, text=e.text) from None
+    except DuplicateError as e:
+        remedy = "trec_eval refuses them too; `rankgate eval --duplicates first|max` reads such a run"
+        raise e.with_remedy(remedy) from None
 
 
 def _truncated(run: Run, depth: int) -> Run:

@@ -17,7 +17,7 @@ from rankgate.core.columns import (
     take_rows,
 )
 from rankgate.core.ids import RowLocator, check_ids, default_locator, intern_query_ids, mapping_locator
-from rankgate.errors import InputError
+from rankgate.errors import DuplicateError, InputError
 
 
 class Qrels:
@@ -61,10 +61,10 @@ class Qrels:
         self.query_ids: pa.StringArray = interned.values
 
         def describe(later: int, first: int) -> InputError:
-            return InputError(
+            return DuplicateError(
                 f"{locate(later)}: duplicate judgment of document {dcol[later].as_py()!r} for query "
-                f"{self.query_ids[int(codes[later])].as_py()!r} (first at {locate(first)}); "
-                "pass duplicates='first' or 'max' (CLI: --duplicates) to keep one"
+                f"{self.query_ids[int(codes[later])].as_py()!r} (first at {locate(first)})",
+                remedy="pass duplicates='first' or 'max' (CLI: --duplicates) to keep one",
             )
 
         keep = duplicate_keep_mask(codes, dcol, grade, duplicates, describe)

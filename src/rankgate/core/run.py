@@ -27,7 +27,7 @@ from rankgate.core.ids import RowLocator, check_ids, default_locator, intern_que
 from rankgate.core.parallel import parallel_map
 from rankgate.core.policies import TIE_POLICIES as TIE_POLICIES  # re-exported: it lived here
 from rankgate.core.run_scan import find_self_matches, scan_doc_ids, tied_neighbours
-from rankgate.errors import InputError
+from rankgate.errors import DuplicateError, InputError
 
 _MAX_FILTER_IDS = 1 << 24  # more judged pairs than this: the filter tables pass too many rows
 
@@ -88,10 +88,10 @@ class Run:
         del interned
 
         def describe(later: int, first: int) -> InputError:
-            return InputError(
+            return DuplicateError(
                 f"{locate(later)}: duplicate document {dcol[later].as_py()!r} for query "
-                f"{self.query_ids[int(codes[later])].as_py()!r} (first at {locate(first)}); "
-                "pass duplicates='first' or 'max' (CLI: --duplicates) to keep one copy"
+                f"{self.query_ids[int(codes[later])].as_py()!r} (first at {locate(first)})",
+                remedy="pass duplicates='first' or 'max' (CLI: --duplicates) to keep one copy",
             )
 
         scan = scan_doc_ids(codes, dcol, self.query_ids)
