@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from rankgate.measures.empty import EMPTY, EMPTY_TARGET_ACTION
 from rankgate.measures.registry import (
     REL,
     TREC_EVAL_CUTOFFS,
@@ -41,6 +42,12 @@ def kernel(name: str) -> Kernel:
 def reference(name: str) -> Reference:
     """The function ``name`` of `rankgate.measures.reference`, imported when first called."""
     return LazyFunction("rankgate.measures.reference", name)
+
+
+def peer(name: str) -> LazyFunction:
+    """The function ``name`` of `rankgate.measures.peer_kernels`: a plain kernel or twin that also reads
+    the options of other evaluators (`EMPTY`; P's denominator; Judged's negative grades)."""
+    return LazyFunction("rankgate.measures.peer_kernels", name)
 
 
 GAIN = ParamSpec(
@@ -83,6 +90,23 @@ AP_DENOMINATOR = ParamSpec(
     "min(k, R) (sentence-transformers), retrieved_relevant = the relevant docs in the top k (torchmetrics)",
     choices=("R", "min_k_R", "retrieved_relevant"),
 )
+P_DENOMINATOR = ParamSpec(
+    "denominator",
+    str,
+    "k",
+    "what P@k divides by: k (trec_eval, even when fewer docs were returned), min_k_retrieved = min(k, docs "
+    "returned) (torchmetrics' adaptive_k=True)",
+    choices=("k", "min_k_retrieved"),
+)
+ADAPTIVE_K = ParamAlias("adaptive_k", "denominator", ((True, "min_k_retrieved"), (False, "k")))  # torchmetrics
+JUDGED_NEGATIVE = ParamSpec(
+    "negative",
+    str,
+    "unjudged",
+    "docs with a negative grade: unjudged (trec_eval's pooled-but-unjudged -1 and -2), judged (ir_measures' "
+    "judged provider: any doc in the qrels)",
+    choices=("unjudged", "judged"),
+)
 MAX_GRADE = ParamSpec(
     "max_grade",
     int,
@@ -96,17 +120,22 @@ register(
     MeasureSpec(
         name="P",
         summary="Precision: fraction of the top k that is relevant",
-        definition="P@k = |{relevant docs in top k}| / k (divides by k even when fewer docs were returned)",
-        kernel=kernel("precision"),
-        reference=reference("precision"),
-        params=(REL,),
+        definition=(
+            "P@k = |{relevant docs in top k}| / k (divides by k even when fewer docs were returned); "
+            "denominator=min_k_retrieved divides by min(k, docs returned) (torchmetrics' adaptive_k; 0 when "
+            "nothing was returned). empty=one scores 1 for a query with no relevant judgment"
+        ),
+        kernel=peer("precision"),
+        reference=peer("precision_reference"),
+        params=(REL, P_DENOMINATOR, EMPTY),
         cutoff="required",
         trec_eval="P_k",
         aliases=(
             Alias("P", "trec_eval", ("P_10", "P.10", "P.5,10", "P"), default_cutoffs=TREC_EVAL_CUTOFFS),
             Alias("precision", "ranx", ("precision@10",)),
         ),
-        examples=("P@10", "P(rel=2)@5"),
+        param_aliases=(ADAPTIVE_K, EMPTY_TARGET_ACTION),
+        examples=("P@10", "P(rel=2)@5", "P(denominator=min_k_retrieved)@10", "P(empty=one)@10"),
     )
 )
 register(
@@ -114,15 +143,16 @@ register(
         name="R",
         summary="Recall: fraction of the relevant docs found in the top k",
         definition="R@k = |{relevant docs in top k}| / R; 0 when R = 0. Without @k: over the whole ranking",
-        kernel=kernel("recall"),
-        reference=reference("recall"),
-        params=(REL,),
+        kernel=peer("recall"),
+        reference=peer("recall_reference"),
+        params=(REL, EMPTY),
         trec_eval="recall_k",
         aliases=(
             Alias("recall", "trec_eval", ("recall_100", "recall.100", "recall"), default_cutoffs=TREC_EVAL_CUTOFFS),
             Alias("recall", "ranx", ("recall@100",)),
         ),
-        examples=("R@100", "R@1000"),
+        param_aliases=(EMPTY_TARGET_ACTION,),
+        examples=("R@100", "R@1000", "R(empty=one)@10"),
     )
 )
 register(
@@ -131,13 +161,14 @@ register(
         summary="Normalized discounted cumulative gain (graded)",
         definition=(
             "DCG@k = sum over ranks i <= k of gain(g_i) / log2(i + 1); nDCG@k = DCG@k / IDCG@k, where the "
-            "ideal ranks every judged doc of the query by grade (truncated at k). Negative grades gain 0. "
+            "ideal ranks every judged doc of the query by grade (truncated at k). Negative grades gain 0 "
+            "(an ideal DCG of 0 makes a query with no relevant judgment, scored as 'empty' says). "
             "Ignores 'rel', like trec_eval; grades below min_grade gain 0. With ties=average each doc of a "
             "group of equal scores gains the group's mean gain at each rank the group spans"
         ),
-        kernel=kernel("ndcg"),
-        reference=reference("ndcg"),
-        params=(GAIN, TIES, MIN_GRADE),
+        kernel=peer("ndcg"),
+        reference=peer("ndcg_reference"),
+        params=(GAIN, TIES, MIN_GRADE, EMPTY),
         trec_eval="ndcg_cut_k (linear gain); ndcg without @k",
         aliases=(
             Alias(
@@ -146,7 +177,10 @@ register(
             Alias("ndcg", "ranx", ("ndcg@10",)),
             Alias("ndcg_burges", "ranx", ("ndcg_burges@10",), fixed=(("gain", "exp"),)),
         ),
-        param_aliases=(ParamAlias("dcg", "gain", (("log2", "linear"), ("exp-log2", "exp"))),),  # ir_measures
+        param_aliases=(
+            ParamAlias("dcg", "gain", (("log2", "linear"), ("exp-log2", "exp"))),  # ir_measures
+            EMPTY_TARGET_ACTION,
+        ),
         examples=("nDCG@10", "nDCG(gain=exp)@10", "nDCG", "nDCG(ties=average)@10", "nDCG(min_grade=2)@5"),
     )
 )
@@ -155,14 +189,15 @@ register(
         name="RR",
         summary="Reciprocal rank of the first relevant doc",
         definition="RR@k = 1 / rank of the first relevant doc if it is in the top k, else 0. Averaged: MRR",
-        kernel=kernel("reciprocal_rank"),
-        reference=reference("reciprocal_rank"),
-        params=(REL,),
+        kernel=peer("reciprocal_rank"),
+        reference=peer("reciprocal_rank_reference"),
+        params=(REL, EMPTY),
         trec_eval="recip_rank (no cutoff)",
         aliases=(
             Alias("recip_rank", "trec_eval", ("recip_rank",)),
             Alias("mrr", "ranx", ("mrr", "mrr@10")),
         ),
+        param_aliases=(EMPTY_TARGET_ACTION,),
         examples=("RR@10", "RR"),
     )
 )
@@ -175,15 +210,16 @@ register(
             "Divides by all relevant docs of the query (trec_eval map_cut); denominator=min_k_R divides by "
             "min(k, R), denominator=retrieved_relevant by the relevant docs in the top k. Averaged: MAP"
         ),
-        kernel=kernel("average_precision"),
-        reference=reference("average_precision"),
-        params=(REL, AP_DENOMINATOR),
+        kernel=peer("average_precision"),
+        reference=peer("average_precision_reference"),
+        params=(REL, AP_DENOMINATOR, EMPTY),
         trec_eval="map; map_cut_k",
         aliases=(
             Alias("map", "trec_eval", ("map",)),
             Alias("map_cut", "trec_eval", ("map_cut_100", "map_cut"), default_cutoffs=TREC_EVAL_CUTOFFS),
             Alias("map", "ranx", ("map@100",)),
         ),
+        param_aliases=(EMPTY_TARGET_ACTION,),
         examples=("AP", "AP@100", "AP(denominator=min_k_R)@10"),
     )
 )
@@ -192,9 +228,9 @@ register(
         name="Rprec",
         summary="Precision at rank R (R-precision)",
         definition="Rprec = |{relevant docs in top R}| / R; 0 when R = 0",
-        kernel=kernel("r_precision"),
-        reference=reference("r_precision"),
-        params=(REL,),
+        kernel=peer("r_precision"),
+        reference=peer("r_precision_reference"),
+        params=(REL, EMPTY),
         cutoff="none",
         trec_eval="Rprec",
         aliases=(
@@ -204,6 +240,7 @@ register(
             Alias("r_prec", "plain"),
             Alias("r_precision", "plain"),
         ),
+        param_aliases=(EMPTY_TARGET_ACTION,),
         examples=("Rprec",),
     )
 )
@@ -212,9 +249,9 @@ register(
         name="Success",
         summary="1 if any relevant doc is in the top k, else 0 (hit rate)",
         definition="Success@k = 1 if |{relevant docs in top k}| > 0 else 0",
-        kernel=kernel("success"),
-        reference=reference("success"),
-        params=(REL,),
+        kernel=peer("success"),
+        reference=peer("success_reference"),
+        params=(REL, EMPTY),
         cutoff="required",
         trec_eval="success_k",
         aliases=(
@@ -223,6 +260,7 @@ register(
             Alias("hit", "plain", ("hit@5",)),
             Alias("hitrate", "plain"),
         ),
+        param_aliases=(EMPTY_TARGET_ACTION,),
         examples=("Success@5",),
     )
 )
@@ -232,13 +270,15 @@ register(
         summary="Fraction of the returned top k that has a judgment",
         definition=(
             "Judged@k = |{docs in top k with a grade >= 0}| / min(k, docs returned); 0 when nothing was "
-            "returned. Grades < 0 count as unjudged (trec_eval's pooled-but-unjudged convention)"
+            "returned. Grades < 0 count as unjudged (trec_eval's pooled-but-unjudged convention); "
+            "negative=judged counts every doc in the qrels, whatever its grade (ir_measures' Judged)"
         ),
-        kernel=kernel("judged"),
-        reference=reference("judged"),
+        kernel=peer("judged"),
+        reference=peer("judged_reference"),
+        params=(JUDGED_NEGATIVE,),
         cutoff="required",
         aliases=(Alias("judged", "plain", ("judged@10",)),),
-        examples=("Judged@10",),
+        examples=("Judged@10", "Judged(negative=judged)@10"),
     )
 )
 register(

@@ -248,7 +248,8 @@ def _call_params(call: ast.Call, spec: MeasureSpec, name: str) -> dict[str, Any]
             values = dict(alias.values)
             if value not in values:
                 choices = ", ".join(repr(v) for v in values)
-                raise MeasureError(f"{spec.name} reads '{key}=' as one of {choices}. Got {value!r} in {name!r}.")
+                hint = f" ({alias.hint})" if alias.hint else ""
+                raise MeasureError(f"{spec.name} reads '{key}=' as one of {choices}{hint}. Got {value!r} in {name!r}.")
             key, value = alias.param, values[value]
         if key not in known:
             allowed = ", ".join(sorted(known - {"cutoff"})) or "none"

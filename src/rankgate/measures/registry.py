@@ -38,13 +38,15 @@ class ParamSpec:
     choices: tuple[str, ...] | None = None
     check: Callable[[Any], bool] | None = None
     requirement: str = ""
+    hint: str = ""  # added to a refusal of a value that is not a choice
 
     def coerce(self, family: str, value: Any) -> ParamValue:
         what = f"The '{self.name}' parameter of {family}"
         if self.kind is str:
             value = str(value)
             if self.choices and value not in self.choices:
-                raise MeasureError(f"{what} must be one of {', '.join(self.choices)}. Got {value!r} instead.")
+                hint = f" ({self.hint})" if self.hint else ""
+                raise MeasureError(f"{what} must be one of {', '.join(self.choices)}{hint}. Got {value!r} instead.")
             return value
         if isinstance(value, float) and not math.isfinite(value):  # int(inf) would raise OverflowError
             raise MeasureError(f"{what} must be a finite number{self.requirement}. Got {value!r} instead.")
@@ -150,11 +152,13 @@ class ParamAlias:
         word: the other tool's parameter name, e.g. ``dcg``.
         param: the parameter it sets, e.g. ``gain``.
         values: (their value, ours) pairs; a value not listed is refused.
+        hint: added to that refusal (what to do instead).
     """
 
     word: str
     param: str
     values: tuple[tuple[ParamValue, ParamValue], ...]
+    hint: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
