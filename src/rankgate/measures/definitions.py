@@ -98,7 +98,7 @@ P_DENOMINATOR = ParamSpec(
     "returned) (torchmetrics' adaptive_k=True)",
     choices=("k", "min_k_retrieved"),
 )
-ADAPTIVE_K = ParamAlias("adaptive_k", "denominator", ((True, "min_k_retrieved"), (False, "k")))  # torchmetrics
+ADAPTIVE_K = ParamAlias("adaptive_k", "denominator", ((True, "min_k_retrieved"), (False, "k")), source="torchmetrics")
 JUDGED_NEGATIVE = ParamSpec(
     "negative",
     str,

@@ -128,8 +128,10 @@ def _family(spec: MeasureSpec) -> str:
     if spec.params:
         parts.append(_params(spec.params))
     if spec.param_aliases:
-        spelled = (f"`{a.word}={v!r}` is `{a.param}={ours}`" for a in spec.param_aliases for v, ours in a.values)
-        parts.append(f"ir_measures' parameter names: {'; '.join(spelled)}.")
+        spelled = (
+            f"`{a.word}={v!r}` ({a.source}) is `{a.param}={ours}`" for a in spec.param_aliases for v, ours in a.values
+        )
+        parts.append(f"Other evaluators' parameter names: {'; '.join(spelled)}.")
     parts.append(_aliases(spec))
     return "\n\n".join(parts)
 

@@ -25,12 +25,11 @@ EMPTY = ParamSpec(
     "empty",
     str,
     "zero",
-    "score of a query with no relevant judgment: zero (trec_eval; torchmetrics' empty_target_action='neg'), "
-    "one ('pos'), error (refuse it: 'error'). torchmetrics' 'skip' is the evaluation's empty='skip' "
-    "(--empty skip), which leaves the query out of every measure",
+    "score of a query with no relevant judgment: zero (trec_eval), one, or error (refuse it); torchmetrics' "
+    "empty_target_action neg, pos, error. Its skip is the evaluation's --empty skip",
     choices=("zero", "one", "error"),
     hint=SKIP_HINT,
 )
 EMPTY_TARGET_ACTION = ParamAlias(
-    "empty_target_action", "empty", (("neg", "zero"), ("pos", "one"), ("error", "error")), hint=SKIP_HINT
-)  # torchmetrics
+    "empty_target_action", "empty", (("neg", "zero"), ("pos", "one"), ("error", "error")), SKIP_HINT, "torchmetrics"
+)

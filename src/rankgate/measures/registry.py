@@ -146,19 +146,22 @@ class Alias:
 
 @dataclass(frozen=True)
 class ParamAlias:
-    """Another tool's spelling of a parameter: ir_measures' ``nDCG(dcg='exp-log2')`` is ``gain=exp``.
+    """Another tool's spelling of a parameter: ir_measures' ``nDCG(dcg='exp-log2')`` is ``gain=exp``,
+    torchmetrics' ``P(adaptive_k=True)`` is ``denominator=min_k_retrieved``.
 
     Attributes:
         word: the other tool's parameter name, e.g. ``dcg``.
         param: the parameter it sets, e.g. ``gain``.
         values: (their value, ours) pairs; a value not listed is refused.
         hint: added to that refusal (what to do instead).
+        source: the tool that spells it so, for the docs.
     """
 
     word: str
     param: str
     values: tuple[tuple[ParamValue, ParamValue], ...]
     hint: str = ""
+    source: str = "ir_measures"
 
 
 @dataclass(frozen=True, kw_only=True)
