@@ -143,6 +143,7 @@ def judged(b: RankedBlock, m: Measure) -> np.ndarray:
     """Judged@k; ``negative=judged`` counts every doc of the qrels, whatever its grade (ir_measures)."""
     if m.get("negative") == "unjudged":
         return kernels.judged(b, m)
+    assert m.cutoff is not None  # Judged needs one
     shown = np.minimum(b.depth, m.cutoff).astype(np.float64)
     return _safe_div(b.per_query_sum(_masked(b.judged, b.top(m.cutoff))), shown)
 
