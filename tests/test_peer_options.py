@@ -250,3 +250,29 @@ def test_the_options_in_eval_compare_and_gate(capsys, tmp_path):
     assert code == 0, err
     gate = json.loads(out)["gates"][0]
     assert gate["metric"] == "P(denominator=min_k_retrieved)@5" and gate["value"] == pytest.approx(0.5)
+
+
+# -- kernels against their reference twins, on the awkward collections of tests/randomized.py ------
+OPTIONS = [
+    "P(denominator=min_k_retrieved)@1", "P(denominator=min_k_retrieved)@7", "P(denominator=min_k_retrieved,rel=2)@30",
+    "P(empty=one)@5", "R(empty=one)", "R(empty=one,rel=2)@10", "AP(empty=one)", "AP(denominator=min_k_R,empty=one)@4",
+    "RR(empty=one)@3", "nDCG(empty=one)", "nDCG(empty=one,min_grade=2)@5", "nDCG(empty=one,gain=exp)@10",
+    "Success(empty=one)@3", "Rprec(empty=one,rel=2)", "Judged(negative=judged)@5", "Judged(negative=judged)@30",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_option_kernels_equal_their_reference(seed):
+    from tests.randomized import random_collection
+    from tests.test_kernels_vs_reference import trec_order
+
+    qrels, run = random_collection(seed, n_queries=15)
+    res = rankgate.evaluate(qrels, run, OPTIONS)
+    assert [str(m) for m in res.measures] == OPTIONS  # the canonical names echo the options
+    max_grade = max((g for d in qrels.values() for g in d.values()), default=0)
+    for qid, values in res.per_query.items():
+        ranking = trec_order(run.get(qid, {}))
+        for m in res.measures:
+            expected = m.spec.reference(ranking, qrels[qid], m, max_grade)
+            assert values[str(m)] == pytest.approx(expected, abs=1e-12), (seed, qid, str(m))
+    assert (rankgate.evaluate(qrels, run, OPTIONS, chunk_rows=5).values == res.values).all()
