@@ -3,7 +3,14 @@
 ranx's ``hits@k`` is a per-query count averaged over queries (`Hits`; trec_eval's num_rel_ret,
 `NumRelRet`, sums it); ranx's ``dcg`` is unnormalised (`DCG`); ranx's ``f1`` and the general
 F-measure (`F`). Their kernels and reference twins live in `rankgate.measures.peer_kernels`.
-docs/semantics.md ("Where peers differ") names the option that reproduces each peer.
+
+Other peers' conventions are parameters of trec_eval's families (`rankgate.measures.definitions`),
+computed there too: scikit-learn's tie-averaged gains (``nDCG(ties=average)``), the AP@k
+denominators of sentence-transformers and torchmetrics (``AP(denominator=...)``), torchmetrics'
+``adaptive_k`` (``P(denominator=min_k_retrieved)@k``) and ``empty_target_action``
+(``empty=zero|one|error``, `rankgate.measures.empty`), and ir_measures' Judged
+(``Judged(negative=judged)@k``). docs/semantics.md ("Where peers differ") names the option that
+reproduces each peer.
 """
 
 from __future__ import annotations
