@@ -126,7 +126,7 @@ def test_empty_error_refuses_like_torchmetrics(capsys, tmp_path):
     metric = tm.RetrievalPrecision(top_k=2, empty_target_action="error")
     with pytest.raises(ValueError, match="no positive target"):
         metric(torch.tensor([2.0, 1.0, 2.0, 1.0]), torch.tensor([1, 0, 0, 0]), indexes=torch.tensor([0, 0, 1, 1]))
-    with pytest.raises(rankgate.InputError, match=r"1 evaluated query has no relevant judgment.*--empty skip"):
+    with pytest.raises(rankgate.InputError, match=r"at least 1 evaluated query has no relevant judgment.*--empty skip"):
         rankgate.evaluate(qrels, run, "P(empty_target_action=error)@2")
     kept = rankgate.evaluate(qrels, run, "P(empty=error)@2", empty="skip")  # nothing left to refuse
     assert kept.per_query == {"q1": {"P(empty=error)@2": 0.5}}

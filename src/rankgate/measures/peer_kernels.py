@@ -4,9 +4,11 @@
 ``ndcg_score``): every document of a group of equal scores gains the group's mean gain at each
 rank the group spans, so the order inside a tie group no longer matters.
 
-`empty_aware_kernel` and its twin apply the ``empty`` parameter (`rankgate.measures.empty`);
-`precision` is P@k with torchmetrics' ``adaptive_k`` (``denominator=min_k_retrieved``) and
-`judged` is Judged@k with ir_measures' convention (``negative=judged``).
+The kernels at the end of the module (`precision`, `recall`, ..., `r_precision`) and their twins
+are the plain ones of `rankgate.measures.kernels` and `rankgate.measures.reference` with the
+``empty`` parameter applied (`rankgate.measures.empty`); `precision_at_k` is P@k with
+torchmetrics' ``adaptive_k`` (``denominator=min_k_retrieved``) and `judged` is Judged@k with
+ir_measures' convention (``negative=judged``).
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ def _relevance_floor(m: Measure) -> int:
 
 def _refuse_empty(m: Measure, n: int) -> InputError:
     return InputError(
-        f"{m}: {n} evaluated quer{'y has' if n == 1 else 'ies have'} no relevant judgment (grade >= "
+        f"{m}: at least {n} evaluated quer{'y has' if n == 1 else 'ies have'} no relevant judgment (grade >= "
         f"{_relevance_floor(m)}), which empty=error refuses (torchmetrics' empty_target_action='error'); "
         "pass --empty skip (empty='skip') to leave such queries out, or score them with empty=zero or empty=one"
     )
