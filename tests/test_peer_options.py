@@ -276,3 +276,15 @@ def test_option_kernels_equal_their_reference(seed):
             expected = m.spec.reference(ranking, qrels[qid], m, max_grade)
             assert values[str(m)] == pytest.approx(expected, abs=1e-12), (seed, qid, str(m))
     assert (rankgate.evaluate(qrels, run, OPTIONS, chunk_rows=5).values == res.values).all()
+
+
+def test_adaptive_k_is_not_warned_about_short_rankings(tmp_path, capsys):
+    # P(denominator=min_k_retrieved)@5 divides by the docs returned: a 2-doc ranking costs it
+    # nothing, so only plain P@5 is named in the "fewer than the cutoff" warning.
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq1 0 d2 0\n")
+    (tmp_path / "run.txt").write_text("q1 Q0 d1 1 5 r\nq1 Q0 d2 2 4 r\n")
+    files = [str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt")]
+    code, _, err = invoke(capsys, "eval", *files, "-m", "P(denominator=min_k_retrieved)@5")
+    assert code == 0 and "fewer than the cutoff" not in err
+    code, _, err = invoke(capsys, "eval", *files, "-m", "P(denominator=min_k_retrieved)@5", "-m", "P@5")
+    assert code == 0 and "fewer than the cutoff of P@5\n" in err.replace("\r", "")

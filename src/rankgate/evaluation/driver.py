@@ -279,9 +279,14 @@ def _build_block(plan: _QueryPlan, q: Qrels, r: Run, judged: _Judged, lo: int, h
 
 
 def _cutoff_names(measures: Sequence[Measure]) -> dict[int, list[str]]:
+    """Cutoff -> measures whose value a ranking shorter than the cutoff lowers (for the warning).
+
+    ``P(denominator=min_k_retrieved)@k`` divides by the docs returned, so a short ranking costs
+    it nothing and it is left out.
+    """
     out: dict[int, list[str]] = {}
     for m in measures:
-        if m.cutoff is not None:
+        if m.cutoff is not None and dict(m.params).get("denominator") != "min_k_retrieved":
             out.setdefault(m.cutoff, []).append(str(m))
     return out
 
