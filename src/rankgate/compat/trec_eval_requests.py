@@ -23,6 +23,7 @@ from typing import Literal
 from rankgate.errors import MeasureError
 from rankgate.measures.parse import parse_measure
 from rankgate.measures.registry import Measure
+from rankgate.measures.trec_names import IPREC_LEVELS, NUMBER_PARAMS, levels_text
 
 Kind = Literal["runid", "num_q", "long", "float", "long_cuts", "double_cuts", "float_params", "pair_params", "string"]
 
@@ -119,10 +120,9 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
     "set": _words("runid num_q num_ret num_rel num_rel_ret utility set_P set_recall set_relative_P set_map set_F"),
 }
 
-# trec_eval's rbp is not the `rbp` rankgate reads elsewhere (ranx's binary RBP, p = 0.8)
-_FAMILY_OF = {"rbp": "GradedRBP", "rbp_resid": "RBPResid"}
-# trec_eval's words whose gains come from the qrels grades; per-grade gain parameters are refused
-_GAIN_MEASURES = ("G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg")
+# trec_eval's pair-parameter words whose ``level=gain`` pairs rankgate reads, and their families
+# (trec_eval's rbp is not the `rbp` rankgate reads elsewhere: ranx's binary RBP, p = 0.8)
+_GAIN_FAMILY = {"G": "G", "ndcg": "GainNDCG", "ndcg_rel": "nDCGRel", "Rndcg": "RnDCG", "rbp": "GradedRBP"}
 RBP_NOTE = (
     "note: trec_eval 10.0-rc2's rbp reads two uninitialised variables (m_rbp.c); rankgate prints the "
     "value its default build (Makefile flags) prints for all_trec: grades scaled to [0, 1] by the query's "
@@ -191,48 +191,31 @@ def expand_requests(requests: Iterable[str], *, docs_in_collection: int = 0) -> 
 
 
 def _printed(m: TrecMeasure, given: str | None, docs: int) -> list[Printed]:
-    if m.kind in ("runid", "num_q"):
-        return [Printed(m.name, m)]
+    if m.kind in ("runid", "num_q", "long", "float"):  # trec_eval ignores their parameters (see ignored_notes)
+        return [Printed(m.name, m, None if m.kind in ("runid", "num_q") else _canonical(m.name, m.name))]
     if m.kind == "string":
-        length = int(m.defaults[0]) if given is None else max(_leading_int(m.name, given.split(",")[0]), 0)
+        length = int(m.defaults[0]) if given is None else _relstring_length(given)
         return [Printed(m.name if given is None else f"{m.name}_{given}", m, length=length)]
-    if m.kind in ("long", "float"):
-        if given is not None:
-            raise MeasureError(f"trec_eval's {m.name!r} takes no parameters. Got {m.name}.{given}.")
-        return [Printed(m.name, m, _canonical(m.name, m.name))]
     if m.kind == "long_cuts":
         cuts = _long_cutoffs(m.name, given) if given is not None else [int(c) for c in m.defaults]
         return [Printed(f"{m.name}_{k}", m, _canonical(f"{m.name}_{k}", m.name)) for k in cuts]
     if m.kind == "double_cuts":
         values = _double_cutoffs(m.name, given) if given is not None else list(m.defaults)
-        names = [f"{m.name}_{v:3.2f}" for v in values]
-        return [Printed(n, m, _canonical(n, m.name)) for n in names]
-    printed = m.name if given is None else f"{m.name}_{given}"
-    if given is None and m.name not in _FAMILY_OF:
-        return [Printed(printed, m, _canonical(m.name, m.name))]
-    return [Printed(printed, m, _with_params(m.name, given, docs))]
+        # trec_eval's name buffer holds 9 characters after the measure's name ("%s_%3.2f")
+        return [Printed(f"{m.name}_{v:3.2f}"[: len(m.name) + 9], m, _at_level(m.name, v)) for v in values]
+    if given is None:
+        bare = Measure.make("GradedRBP") if m.name == "rbp" else _canonical(m.name, m.name)
+        return [Printed(m.name, m, bare)]
+    return [Printed(f"{m.name}_{given}", m, _with_params(m.name, given, docs))]
 
 
-def _with_params(name: str, given: str | None, docs: int) -> Measure:
+def _with_params(name: str, given: str, docs: int) -> Measure:
     """The canonical measure of ``name.given`` for trec_eval's parameter forms rankgate reads."""
-    if name in _FAMILY_OF:
-        pairs = _pairs(name, given) if given is not None else {}
-        if set(pairs) - {"p"}:
-            raise MeasureError(
-                f"rankgate's trec_eval reads only p= for {name!r} (its persistence); got {name}.{given}."
-            )
-        if not 0.0 <= pairs.get("p", 0.9) <= 1.0:
-            raise MeasureError(f"The p of trec_eval's {name!r} must be between 0 and 1. Got {name}.{given}.")
-        return Measure.make(_FAMILY_OF[name], p=pairs.get("p", 0.9))
-    if name == "ndcg" and given is not None:
-        return _gain_ndcg(given)
-    if name in _GAIN_MEASURES or name == "11pt_avg":
-        what = "per-grade gains (level=gain)" if name in _GAIN_MEASURES else "custom recall levels"
-        raise MeasureError(
-            f"rankgate's trec_eval does not read {what} for {name!r} yet (got {name}.{given}); the bare "
-            f"{name!r} (trec_eval's defaults) is read. See docs/semantics.md."
-        )
-    numbers = _floats(name, given or "")
+    if name in _GAIN_FAMILY or name in ("rbp_resid", "dcg", "ideal_dcg"):
+        return _pair_measure(name, given)
+    numbers = [_c_float(name, x) for x in given.split(",")]
+    if name == "11pt_avg":
+        return _levels_measure(given, numbers)
     if name == "utility":
         if len(numbers) != 4:
             raise MeasureError(
@@ -242,41 +225,91 @@ def _with_params(name: str, given: str | None, docs: int) -> Measure:
         a, b, c, d = numbers
         extra = {"num_docs": docs} if d != 0 else {}
         return Measure.make("Utility", a=a, b=b, c=c, d=d, **extra)
-    if numbers[0] < 0:  # set_F
+    if numbers[0] < 0:  # set_F: trec_eval reads the first number only
         raise MeasureError(f"The beta of trec_eval's set_F must be >= 0. Got set_F.{given}.")
     return Measure.make("SetF", beta=numbers[0])
 
 
-def _gain_ndcg(given: str) -> Measure:
-    """``ndcg.1=3,2=9``: rankgate's GainNDCG. As trec_eval, a name that is not a whole number is ignored."""
-    gains: dict[str, float] = {}
-    for key, value in _pairs("ndcg", given).items():
-        if not re.fullmatch(r"[+-]?\d+", key):
-            continue
-        level = int(key)
-        if not 0 <= level <= 9 or f"g{level}" in gains:
-            raise MeasureError(f"rankgate's trec_eval reads ndcg gains for grades 0 to 9, each once. Got ndcg.{given}.")
-        gains[f"g{level}"] = value
-    return Measure.make("GainNDCG", None, **gains)
-
-
-def check_gain_order(measure: Measure, max_grade: int) -> None:
-    """Refuse gains that trec_eval's sort would put out of order.
-
-    trec_eval sorts the gain levels with ``(int)(g1 - g2)`` as comparison: two different gains
-    less than 1 apart compare equal, and its ideal ranking then depends on the order the gains
-    were written in and on the C library's sort (it can even leave a positive gain out).
-    """
-    table = [float(measure.get(f"g{level}")) for level in range(10)] + [float(g) for g in range(10, max_grade + 1)]
-    values = sorted(set(table[: max_grade + 1]))
-    close = [(a, b) for a, b in itertools.pairwise(values) if b - a < 1]
-    if close:
-        a, b = close[0]
+def _levels_measure(given: str, levels: list[float]) -> Measure:
+    """``11pt_avg.0.25,0.5``: IPrecAvg at those recall levels."""
+    if levels != sorted(levels) or not 0.0 <= levels[0] <= levels[-1] <= 1.0:
         raise MeasureError(
-            f"trec_eval's ndcg compares gains by their whole-number difference, so gains {a:g} and {b:g} "
-            f"(less than 1 apart) make its ideal ranking depend on the order written and on the C library "
-            f"(request {measure}); rankgate refuses rather than guess. Use gains at least 1 apart."
+            f"rankgate's trec_eval reads 11pt_avg's recall levels when they are ascending numbers from 0 to 1 "
+            f"(trec_eval keeps them in the order written and its average assumes ascending order). "
+            f"Got 11pt_avg.{given}."
         )
+    if tuple(levels) == IPREC_LEVELS:
+        return Measure.make("IPrecAvg")
+    return Measure.make("IPrecAvg", levels=levels_text(levels))
+
+
+def _pair_measure(name: str, given: str) -> Measure:
+    """``ndcg.1=3,2=9``, ``rbp.p=0.8,2=4``, ``rbp_resid.p=0.5``: trec_eval's name=value parameters.
+
+    As trec_eval: a whole-number name is a grade's gain, ``p`` is rbp's persistence (the last
+    one given), and any other name is ignored (it still shows in the printed name).
+    """
+    gains: dict[str, float] = {}
+    persistence: float | None = None
+    for key, value in _pairs(name, given):
+        if key == "p" and name in ("rbp", "rbp_resid"):
+            persistence = _c_float(name, value)
+        elif re.fullmatch(r"[+-]?\d+", key) and name != "rbp_resid":
+            level = int(key)
+            if not 0 <= level <= 9 or f"g{level}" in gains:
+                raise MeasureError(
+                    f"rankgate's trec_eval reads {name} gains for grades 0 to 9, each once. Got {name}.{given}."
+                )
+            gains[f"g{level}"] = _c_float(name, value)
+    if name in ("dcg", "ideal_dcg") and gains:
+        raise MeasureError(f"rankgate's trec_eval does not read per-grade gains for {name!r} (got {name}.{given}).")
+    if persistence is not None and not 0.0 <= persistence <= 1.0:
+        raise MeasureError(f"The p of trec_eval's {name!r} must be between 0 and 1. Got {name}.{given}.")
+    p = {} if persistence is None else {"p": persistence}
+    if name == "rbp_resid":
+        return Measure.make("RBPResid", **p)
+    if name in ("dcg", "ideal_dcg"):
+        return _canonical(name, name)
+    if name == "rbp":
+        _check_rbp_gains(given, gains)
+    return Measure.make(_GAIN_FAMILY[name], **p, **gains)
+
+
+def _check_rbp_gains(given: str, gains: dict[str, float]) -> None:
+    same = [k[1:] for k, g in gains.items() if g == float(k[1:])]
+    if same:
+        raise MeasureError(
+            f"rbp.{given} gives grade {same[0]} its own value as gain; trec_eval then counts that gain when "
+            f"rescaling every query's gains, even a query without that grade, which rankgate's GradedRBP "
+            f"cannot express. Leave {same[0]}={same[0]} out."
+        )
+
+
+def _relstring_length(given: str) -> int:
+    """relstring's length: C's ``(long)`` of the first number (negative: 0)."""
+    value = _c_float("relstring", given.split(",")[0])
+    return int(max(min(value, 2.0**62), 0.0))
+
+
+def ignored_notes(requests: Iterable[str]) -> list[str]:
+    """What trec_eval ignores in these requests, for the user (trec_eval itself says nothing).
+
+    The parameters of a nickname or of a measure that takes none (``map.5`` is map), and those of
+    a later request of a measure whose parameters an earlier one set (``-m P.5 -m P.10`` is P_5).
+    """
+    notes: list[str] = []
+    seen: set[str] = set()
+    for request in requests:
+        name, dot, given = str(request).partition(".")
+        if not dot:
+            continue
+        kind = _BY_NAME[name].kind if name in _BY_NAME else "nickname"
+        if kind in ("nickname", "runid", "num_q", "long", "float"):
+            notes.append(f"note: trec_eval ignores the parameters of {name!r}: -m {request} is -m {name}.")
+        elif name in seen:
+            notes.append(f"note: trec_eval takes {name}'s parameters from its first -m with parameters; -m {request} is ignored.")
+        seen.add(name)
+    return notes
 
 
 def _leading_int(name: str, text: str) -> int:
@@ -296,31 +329,73 @@ def _long_cutoffs(name: str, given: str) -> list[int]:
     return cuts
 
 
-def _floats(name: str, given: str) -> list[float]:
-    try:
-        values = [float(c) for c in given.split(",")]
-    except ValueError:
-        raise MeasureError(f"The parameters of trec_eval's {name!r} must be numbers. Got {given!r}.") from None
-    if not all(math.isfinite(v) for v in values):
-        raise MeasureError(f"The parameters of trec_eval's {name!r} must be finite numbers. Got {given!r}.")
-    return values
+_C_NUMBER = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def _c_float(name: str, text: str) -> float:
+    """C's ``atof`` on a parameter written as a plain number (``""`` is 0, as in trec_eval)."""
+    if text == "":
+        return 0.0
+    if not _C_NUMBER.fullmatch(text) or not math.isfinite(value := float(text)):
+        raise MeasureError(
+            f"rankgate's trec_eval reads the parameters of {name!r} as plain finite numbers. Got {text!r}."
+        )
+    return value
 
 
 def _double_cutoffs(name: str, given: str) -> list[float]:
-    values = sorted(_floats(name, given))
+    values = sorted(_c_float(name, c) for c in given.split(","))
     if len(set(values)) != len(values):
-        raise MeasureError(f"The cutoffs of trec_eval's {name!r} must be distinct finite numbers. Got {given!r}.")
+        raise MeasureError(f"The cutoffs of trec_eval's {name!r} repeat a value. Got {given!r}.")
     return values
 
 
-def _pairs(name: str, given: str) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for item in given.split(","):
-        key, eq, value = item.partition("=")
-        if not eq or not key:
-            raise MeasureError(f"trec_eval's {name!r} takes name=value parameters. Got {name}.{given}.")
-        out[key] = _floats(name, value)[0]
-    return out
+def _pairs(name: str, given: str) -> list[tuple[str, str]]:
+    """trec_eval's ``name=value,...`` (each item has exactly one '='), as (name, value text) pairs."""
+    items = [item.partition("=") for item in given.split(",")]
+    if any(item.count("=") != 1 for item in given.split(",")):
+        raise MeasureError(
+            f"trec_eval's {name!r} takes name=value parameters (trec_eval: 'malformed pair parameters'). "
+            f"Got {name}.{given}."
+        )
+    return [(key, value) for key, _, value in items]
+
+
+# trec_eval sorts gains with (int)(g1 - g2) as comparison, so gains this far apart overflow it
+_GAIN_LIMIT = 1e9
+
+
+def check_gain_order(measure: Measure, max_grade: int) -> None:
+    """Refuse gains that trec_eval's sort would put out of order (G, ndcg, ndcg_rel, Rndcg).
+
+    trec_eval sorts the gain levels with ``(int)(g1 - g2)`` as comparison: two different gains
+    less than 1 apart compare equal, and its ideal ranking then depends on the order the gains
+    were written in and on the C library's sort (it can even leave a positive gain out).
+    """
+    if measure.name not in ("G", "GainNDCG", "nDCGRel", "RnDCG"):
+        return
+    table = [float(measure.get(f"g{level}")) for level in range(10)] + [float(g) for g in range(10, max_grade + 1)]
+    given = [float(v) for k, v in measure.params if k.startswith("g")]
+    values = sorted(set(table[: max_grade + 1] + given))
+    if any(abs(v) > _GAIN_LIMIT for v in values):
+        raise MeasureError(f"rankgate's trec_eval reads gains up to {_GAIN_LIMIT:g} in size (request {measure}).")
+    close = [(a, b) for a, b in itertools.pairwise(values) if b - a < 1]
+    if close:
+        a, b = close[0]
+        raise MeasureError(
+            f"trec_eval compares gains by their whole-number difference, so gains {a:g} and {b:g} "
+            f"(less than 1 apart) make its ideal ranking depend on the order written and on the C library "
+            f"(request {measure}); rankgate refuses rather than guess. Use gains at least 1 apart."
+        )
+
+
+def _at_level(name: str, value: float) -> Measure:
+    """``iprec_at_recall`` / ``Rprec_mult`` at ``value`` itself (its printed name rounds it)."""
+    spec = NUMBER_PARAMS[name.lower()]
+    try:
+        return Measure.make(spec.family, None, **{spec.params[0]: value})
+    except MeasureError as e:
+        raise MeasureError(f"trec_eval's {name}.{value:g} cannot be read: {e}") from None
 
 
 def _canonical(printed: str, trec_name: str) -> Measure:
