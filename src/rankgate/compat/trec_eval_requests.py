@@ -23,7 +23,8 @@ from typing import Literal
 from rankgate.errors import MeasureError
 from rankgate.measures.parse import parse_measure
 from rankgate.measures.registry import Measure
-from rankgate.measures.trec_names import IPREC_LEVELS, NUMBER_PARAMS, levels_text
+from rankgate.measures.trec_names import NUMBER_PARAMS
+from rankgate.measures.trec_params import GAIN_FAMILY, c_float, levels_measure, pair_measure
 
 Kind = Literal["runid", "num_q", "long", "float", "long_cuts", "double_cuts", "float_params", "pair_params", "string"]
 
@@ -120,9 +121,6 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
     "set": _words("runid num_q num_ret num_rel num_rel_ret utility set_P set_recall set_relative_P set_map set_F"),
 }
 
-# trec_eval's pair-parameter words whose ``level=gain`` pairs rankgate reads, and their families
-# (trec_eval's rbp is not the `rbp` rankgate reads elsewhere: ranx's binary RBP, p = 0.8)
-_GAIN_FAMILY = {"G": "G", "ndcg": "GainNDCG", "ndcg_rel": "nDCGRel", "Rndcg": "RnDCG", "rbp": "GradedRBP"}
 RBP_NOTE = (
     "note: trec_eval 10.0-rc2's rbp reads two uninitialised variables (m_rbp.c); rankgate prints the "
     "value its default build (Makefile flags) prints for all_trec: grades scaled to [0, 1] by the query's "
@@ -211,11 +209,16 @@ def _printed(m: TrecMeasure, given: str | None, docs: int) -> list[Printed]:
 
 def _with_params(name: str, given: str, docs: int) -> Measure:
     """The canonical measure of ``name.given`` for trec_eval's parameter forms rankgate reads."""
-    if name in _GAIN_FAMILY or name in ("rbp_resid", "dcg", "ideal_dcg"):
-        return _pair_measure(name, given)
-    numbers = [_c_float(name, x) for x in given.split(",")]
+    if name in ("dcg", "ideal_dcg"):
+        raise MeasureError(
+            f"rankgate's trec_eval does not read per-grade gains or other parameters for {name!r} "
+            f"(got {name}.{given})."
+        )
+    if name in GAIN_FAMILY or name == "rbp_resid":
+        return pair_measure(name, given)
     if name == "11pt_avg":
-        return _levels_measure(given, numbers)
+        return levels_measure(given)
+    numbers = [c_float(name, x) for x in given.split(",")]
     if name == "utility":
         if len(numbers) != 4:
             raise MeasureError(
@@ -230,64 +233,9 @@ def _with_params(name: str, given: str, docs: int) -> Measure:
     return Measure.make("SetF", beta=numbers[0])
 
 
-def _levels_measure(given: str, levels: list[float]) -> Measure:
-    """``11pt_avg.0.25,0.5``: IPrecAvg at those recall levels."""
-    if levels != sorted(levels) or not 0.0 <= levels[0] <= levels[-1] <= 1.0:
-        raise MeasureError(
-            f"rankgate's trec_eval reads 11pt_avg's recall levels when they are ascending numbers from 0 to 1 "
-            f"(trec_eval keeps them in the order written and its average assumes ascending order). "
-            f"Got 11pt_avg.{given}."
-        )
-    if tuple(levels) == IPREC_LEVELS:
-        return Measure.make("IPrecAvg")
-    return Measure.make("IPrecAvg", levels=levels_text(levels))
-
-
-def _pair_measure(name: str, given: str) -> Measure:
-    """``ndcg.1=3,2=9``, ``rbp.p=0.8,2=4``, ``rbp_resid.p=0.5``: trec_eval's name=value parameters.
-
-    As trec_eval: a whole-number name is a grade's gain, ``p`` is rbp's persistence (the last
-    one given), and any other name is ignored (it still shows in the printed name).
-    """
-    gains: dict[str, float] = {}
-    persistence: float | None = None
-    for key, value in _pairs(name, given):
-        if key == "p" and name in ("rbp", "rbp_resid"):
-            persistence = _c_float(name, value)
-        elif re.fullmatch(r"[+-]?\d+", key) and name != "rbp_resid":
-            level = int(key)
-            if not 0 <= level <= 9 or f"g{level}" in gains:
-                raise MeasureError(
-                    f"rankgate's trec_eval reads {name} gains for grades 0 to 9, each once. Got {name}.{given}."
-                )
-            gains[f"g{level}"] = _c_float(name, value)
-    if name in ("dcg", "ideal_dcg") and gains:
-        raise MeasureError(f"rankgate's trec_eval does not read per-grade gains for {name!r} (got {name}.{given}).")
-    if persistence is not None and not 0.0 <= persistence <= 1.0:
-        raise MeasureError(f"The p of trec_eval's {name!r} must be between 0 and 1. Got {name}.{given}.")
-    p = {} if persistence is None else {"p": persistence}
-    if name == "rbp_resid":
-        return Measure.make("RBPResid", **p)
-    if name in ("dcg", "ideal_dcg"):
-        return _canonical(name, name)
-    if name == "rbp":
-        _check_rbp_gains(given, gains)
-    return Measure.make(_GAIN_FAMILY[name], **p, **gains)
-
-
-def _check_rbp_gains(given: str, gains: dict[str, float]) -> None:
-    same = [k[1:] for k, g in gains.items() if g == float(k[1:])]
-    if same:
-        raise MeasureError(
-            f"rbp.{given} gives grade {same[0]} its own value as gain; trec_eval then counts that gain when "
-            f"rescaling every query's gains, even a query without that grade, which rankgate's GradedRBP "
-            f"cannot express. Leave {same[0]}={same[0]} out."
-        )
-
-
 def _relstring_length(given: str) -> int:
     """relstring's length: C's ``(long)`` of the first number (negative: 0)."""
-    value = _c_float("relstring", given.split(",")[0])
+    value = c_float("relstring", given.split(",")[0])
     return int(max(min(value, 2.0**62), 0.0))
 
 
@@ -329,36 +277,11 @@ def _long_cutoffs(name: str, given: str) -> list[int]:
     return cuts
 
 
-_C_NUMBER = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
-
-
-def _c_float(name: str, text: str) -> float:
-    """C's ``atof`` on a parameter written as a plain number (``""`` is 0, as in trec_eval)."""
-    if text == "":
-        return 0.0
-    if not _C_NUMBER.fullmatch(text) or not math.isfinite(value := float(text)):
-        raise MeasureError(
-            f"rankgate's trec_eval reads the parameters of {name!r} as plain finite numbers. Got {text!r}."
-        )
-    return value
-
-
 def _double_cutoffs(name: str, given: str) -> list[float]:
-    values = sorted(_c_float(name, c) for c in given.split(","))
+    values = sorted(c_float(name, c) for c in given.split(","))
     if len(set(values)) != len(values):
         raise MeasureError(f"The cutoffs of trec_eval's {name!r} repeat a value. Got {given!r}.")
     return values
-
-
-def _pairs(name: str, given: str) -> list[tuple[str, str]]:
-    """trec_eval's ``name=value,...`` (each item has exactly one '='), as (name, value text) pairs."""
-    items = [item.partition("=") for item in given.split(",")]
-    if any(item.count("=") != 1 for item in given.split(",")):
-        raise MeasureError(
-            f"trec_eval's {name!r} takes name=value parameters (trec_eval: 'malformed pair parameters'). "
-            f"Got {name}.{given}."
-        )
-    return [(key, value) for key, _, value in items]
 
 
 # trec_eval sorts gains with (int)(g1 - g2) as comparison, so gains this far apart overflow it
