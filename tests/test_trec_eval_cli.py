@@ -212,8 +212,8 @@ def test_parameter_forms_name_their_measures():
     [ndcg] = te.expand_requests(["ndcg.1=3,2=9,x=5"])  # a name that is not a grade: ignored, as trec_eval
     assert (ndcg.name, str(ndcg.measure)) == ("ndcg_1=3,2=9,x=5", "GainNDCG(g1=3.0,g2=9.0)")
     got = {str(p.name): str(p.measure) for p in te.expand_requests(
-        ["G.1=3,+2=9", "ndcg_rel.0=1", "Rndcg.2=-1,p=4", "rbp.p=0.5,1=0.25,q=1", "rbp_resid.1=4,p=0.3", "11pt_avg.0.25,.5",
-         "11pt_avg", "iprec_at_recall.0.125", "Rprec_mult.1234567"]
+        ["G.1=3,+2=9", "ndcg_rel.0=1", "Rndcg.2=-1,p=4", "rbp.p=0.5,1=0.25,q=1", "rbp_resid.1=4,p=0.3",
+         "11pt_avg.0.25,.5", "11pt_avg", "iprec_at_recall.0.125", "Rprec_mult.1234567"]
     )}  # fmt: skip
     assert got == {
         "G_1=3,+2=9": "G(g1=3.0,g2=9.0)",

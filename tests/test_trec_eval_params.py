@@ -22,7 +22,8 @@ GOLDEN = Path(__file__).resolve().parent / "golden" / "trec_eval_cli"
 @pytest.mark.parametrize(
     ("name", "canonical"),
     [
-        ("G.1=3,2=9", "G(g1=3.0,g2=9.0)"), ("G_1=3,+2=9", "G(g1=3.0,g2=9.0)"), ("ndcg.1=3,2=9", "GainNDCG(g1=3.0,g2=9.0)"),
+        ("G.1=3,2=9", "G(g1=3.0,g2=9.0)"), ("G_1=3,+2=9", "G(g1=3.0,g2=9.0)"),
+        ("ndcg.1=3,2=9", "GainNDCG(g1=3.0,g2=9.0)"),
         ("ndcg_rel.0=1", "nDCGRel(g0=1.0)"), ("NDCG_REL_0=1,1=2", "nDCGRel(g0=1.0,g1=2.0)"),
         ("Rndcg.2=-1", "RnDCG(g2=-1.0)"), ("rbp_resid.p=0.5", "RBPResid(p=0.5)"), ("rbp_resid_p=.5", "RBPResid(p=0.5)"),
         ("11pt_avg.0.25,.5", "IPrecAvg(levels='0.25,0.5')"), ("11pt_avg_0.25,0.5", "IPrecAvg(levels='0.25,0.5')"),

@@ -14,7 +14,6 @@ and the canonical rankgate measure that computes it.
 from __future__ import annotations
 
 import itertools
-import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -211,8 +210,7 @@ def _with_params(name: str, given: str, docs: int) -> Measure:
     """The canonical measure of ``name.given`` for trec_eval's parameter forms rankgate reads."""
     if name in ("dcg", "ideal_dcg"):
         raise MeasureError(
-            f"rankgate's trec_eval does not read per-grade gains or other parameters for {name!r} "
-            f"(got {name}.{given})."
+            f"rankgate's trec_eval does not read per-grade gains or other parameters for {name!r} (got {name}.{given})."
         )
     if name in GAIN_FAMILY or name == "rbp_resid":
         return pair_measure(name, given)
@@ -248,14 +246,16 @@ def ignored_notes(requests: Iterable[str]) -> list[str]:
     notes: list[str] = []
     seen: set[str] = set()
     for request in requests:
-        name, dot, given = str(request).partition(".")
+        name, dot, _ = str(request).partition(".")
         if not dot:
             continue
         kind = _BY_NAME[name].kind if name in _BY_NAME else "nickname"
         if kind in ("nickname", "runid", "num_q", "long", "float"):
             notes.append(f"note: trec_eval ignores the parameters of {name!r}: -m {request} is -m {name}.")
         elif name in seen:
-            notes.append(f"note: trec_eval takes {name}'s parameters from its first -m with parameters; -m {request} is ignored.")
+            notes.append(
+                f"note: trec_eval takes {name}'s parameters from its first -m with parameters; -m {request} is ignored."
+            )
         seen.add(name)
     return notes
 

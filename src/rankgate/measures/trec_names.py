@@ -61,4 +61,4 @@ def valid_levels(text: str) -> bool:
         values = [float(x) for x in text.split(",")]
     except ValueError:
         return False
-    return levels_text(values) == text and values == sorted(values) and 0.0 <= values[0] and values[-1] <= 1.0
+    return levels_text(values) == text and values == sorted(values) and values[0] >= 0.0 and values[-1] <= 1.0

@@ -76,10 +76,10 @@ def pair_measure(name: str, given: str, *, strict: bool = False) -> Measure:
         raise MeasureError(f"The p of trec_eval's {name!r} must be between 0 and 1. Got {name}.{given}.")
     p = {} if persistence is None else {"p": persistence}
     if name == "rbp_resid":
-        return Measure.make("RBPResid", **p)
+        return Measure.make("RBPResid", None, **p)
     if name == "rbp":
         _check_rbp_gains(given, gains)
-    return Measure.make(GAIN_FAMILY[name], **p, **gains)
+    return Measure.make(GAIN_FAMILY[name], None, **p, **gains)
 
 
 def _check_rbp_gains(given: str, gains: dict[str, float]) -> None:
