@@ -254,7 +254,7 @@ _spec(
         "(1 - p) * sum over retrieved docs at 0-based rank i of p^i * gain; gain = g<grade> (g0..g9, default "
         "the grade; 0 when unjudged or negative), rescaled to (gain - lo) / (hi - lo) when lo < 0 or hi > 1, "
         "lo and hi being the least and greatest of 0, the gains of grades 0 to the query's highest judged "
-        "grade and the gains set explicitly. Ignores 'rel'. Not ranx's `rbp` (RBP)"
+        "grade and every gain g<k> set to a value other than k. Ignores 'rel'. Not ranx's `rbp` (RBP)"
     ),
     params=(_PERSISTENCE, *GAINS),
     trec_eval="rbp (rbp.p=x,level=gain,...; see docs/semantics.md)",

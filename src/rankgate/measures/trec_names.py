@@ -57,6 +57,8 @@ def valid_levels(text: str) -> bool:
     """Whether ``text`` is canonical: numbers from 0 to 1 in ascending order, each as Python prints it."""
     if text == "":
         return True
+    if not isinstance(text, str):
+        return False
     try:
         values = [float(x) for x in text.split(",")]
     except ValueError:
