@@ -62,6 +62,16 @@ MORE_PARAM_FORMS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "-m", "recall.2,6", "-m", "11pt_avg..1,.9", "-m", "rbp.2=0.5", "-m", "P.4", "-m", "P.9",
     )),
     ("all_trec-params", ("-q", "-c", "-m", "all_trec", "-m", "G.1=3", "-m", "rbp.p=0.6", "-m", "11pt_avg.0.5,0.5")),
+    ("meas_params", (  # trec_eval's own test/out.test.meas_params requests, on our inputs
+        "-q", "-miprec_at_recall..10,.20,.25,.75,.50", "-m", "P.5,7,3", "-m", "recall.20,2000",
+        "-m", "Rprec_mult.5.0,0.2,0.35", "-mutility.2,-1,0,0", "-m", "11pt_avg..25,.5,.75",
+        "-mndcg.1=3,2=9,4=4.5", "-mndcg_cut.10,20,23.4", "-msuccess.2,5,20",
+    )),
+    ("edges", (
+        "-q", "-c", "-m", "rbp.0=-2,1=-1,p=1", "-m", "rbp_resid.p=0", "-m", "G.0=1,1=", "-m", "Rndcg.0=3,1=3,2=3",
+        "-m", "relstring.0", "-m", "utility.0,0,0,0", "-m", "set_F.0", "-m", "iprec_at_recall.0,1,0.1251,0.125",
+        "-m", "Rprec_mult.0", "-m", "ndcg.=3,1=2",
+    )),
 )  # fmt: skip
 
 
