@@ -165,6 +165,9 @@ def test_parameters_trec_eval_ignores_are_ignored_with_a_note(capsys, files):
     names = [line.split("\t")[0].rstrip() for line in out.splitlines()]
     assert "map" in names and "P_5" in names and "P_10" not in names and "map_5" not in names
     assert "-m map.5 is -m map" in err and "-m P.10 is ignored" in err and "-m official.3 is -m official" in err
+    code, out, err = invoke(capsys, "trec_eval", "-m", "ndcg_cut.1=3,2=9", *files)  # C's atol, as trec_eval
+    assert code == 0 and [line.split()[0] for line in out.splitlines()] == ["ndcg_cut_1", "ndcg_cut_2"]
+    assert "takes cutoffs, not gains" in err
 
 
 def test_missing_rankgate_measure_is_named(monkeypatch):

@@ -246,12 +246,16 @@ def ignored_notes(requests: Iterable[str]) -> list[str]:
     notes: list[str] = []
     seen: set[str] = set()
     for request in requests:
-        name, dot, _ = str(request).partition(".")
+        name, dot, given = str(request).partition(".")
         if not dot:
             continue
         kind = _BY_NAME[name].kind if name in _BY_NAME else "nickname"
         if kind in ("nickname", "runid", "num_q", "long", "float"):
             notes.append(f"note: trec_eval ignores the parameters of {name!r}: -m {request} is -m {name}.")
+        elif kind == "long_cuts" and "=" in given and name not in seen:
+            notes.append(
+                f"note: {name} takes cutoffs, not gains: trec_eval reads {request} as the cutoffs before each '='."
+            )
         elif name in seen:
             notes.append(
                 f"note: trec_eval takes {name}'s parameters from its first -m with parameters; -m {request} is ignored."
