@@ -129,7 +129,7 @@ def test_printed_names_map_to_canonical_measures():
         ("P.0", "must be > 0"),
         ("P.5,5", "repeat"),
         ("P.x", "whole numbers"),
-        ("dcg.1=3", "per-grade gains"),
+        ("ideal_dcg.1=0.5", "less than 1 apart"),
         ("ndcg.1=0.5,2=1.2", "less than 1 apart"),
         ("G.0=1,1=1.5", "less than 1 apart"),
         ("Rndcg.2=1e10", "gains up to"),
@@ -145,6 +145,7 @@ def test_printed_names_map_to_canonical_measures():
         ("iprec_at_recall.1.5", "cannot be read"),
         ("Rprec_mult.-1", "cannot be read"),
         ("utility.1,2", "4 coefficients"),
+        ("ndcg.1=3 -m dcg", "share one parameter table"),
         ("rbp.p=2", "between 0 and 1"),
         ("rbp_resid.p", "name=value"),
         ("set_F.x", "plain finite numbers"),
@@ -154,7 +155,8 @@ def test_printed_names_map_to_canonical_measures():
     ],
 )
 def test_bad_requests_exit_2(capsys, files, request_, words):
-    code, out, err = invoke(capsys, "trec_eval", "-m", request_, *files)
+    args = [a for r in request_.split(" -m ") for a in ("-m", r)]
+    code, out, err = invoke(capsys, "trec_eval", *args, *files)
     assert code == 2 and out == ""
     assert err.startswith("rankgate: error: ") and words in err and "Traceback" not in err
 

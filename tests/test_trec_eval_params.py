@@ -29,6 +29,7 @@ GOLDEN = Path(__file__).resolve().parent / "golden" / "trec_eval_cli"
         ("11pt_avg.0.25,.5", "IPrecAvg(levels='0.25,0.5')"), ("11pt_avg_0.25,0.5", "IPrecAvg(levels='0.25,0.5')"),
         ("11pt_avg.0,.1,.2,.3,.4,.5,.6,.7,.8,.9,1", "IPrecAvg"), ("11pt_avg", "IPrecAvg"),
         ("IPrecAvg(levels='0.5')", "IPrecAvg(levels='0.5')"), ("iprec_at_recall.0.125", "IPrec(recall=0.125)"),
+        ("dcg.1=3,2=-9", "GainDCG(g1=3.0,g2=-9.0)"), ("ideal_dcg", "IdealDCG"), ("ideal_dcg_0=1", "IdealDCG(g0=1.0)"),
         ("G(g1=3.0,g2=9.0)", "G(g1=3.0,g2=9.0)"), ("GradedRBP(g1=0.25,p=0.5)", "GradedRBP(g1=0.25,p=0.5)"),
     ],
 )  # fmt: skip
@@ -69,7 +70,8 @@ CASES = [
     ("gains", "Rndcg_1=2,2=2", "Rndcg_1=2,2=2"), ("gains", "rbp_p=0.5,1=3", "GradedRBP(p=0.5,g1=3)"),
     ("gains", "rbp_resid_p=0.3,1=5,x=2", "rbp_resid.p=0.3"), ("gains", "ndcg_0=1,3=5,x=2", "ndcg.0=1,3=5"),
     ("cuts", "11pt_avg_.1,.9", "IPrecAvg(levels='0.1,0.9',rel=2)"),
-    ("cuts", "rbp_2=0.5", "GradedRBP(g2=0.5)"),
+    ("cuts", "rbp_2=0.5", "GradedRBP(g2=0.5)"), ("ideal_dcg-gains", "ideal_dcg_0=1,2=5", "ideal_dcg.0=1,2=5"),
+    ("ideal_dcg", "ideal_dcg", "ideal_dcg"), ("ideal_dcg", "dcg", "GainDCG"),
 ]  # fmt: skip
 
 

@@ -62,6 +62,11 @@ MORE_PARAM_FORMS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "-m", "recall.2,6", "-m", "11pt_avg..1,.9", "-m", "rbp.2=0.5", "-m", "P.4", "-m", "P.9",
     )),
     ("all_trec-params", ("-q", "-c", "-m", "all_trec", "-m", "G.1=3", "-m", "rbp.p=0.6", "-m", "11pt_avg.0.5,0.5")),
+    # dcg, ideal_dcg and ndcg share one parameter table in trec_eval: parameters for one of them
+    # with another requested crash it (rankgate refuses that), so each is asked alone with gains
+    ("dcg-gains", ("-q", "-c", "-J", "-m", "dcg.1=3,2=-9")),
+    ("ideal_dcg-gains", ("-q", "-l2", "-m", "ideal_dcg.0=1,2=5")),
+    ("ideal_dcg", ("-q", "-c", "-m", "ideal_dcg", "-m", "dcg", "-m", "ndcg")),
     ("meas_params", (  # trec_eval's own test/out.test.meas_params requests, on our inputs
         "-q", "-miprec_at_recall..10,.20,.25,.75,.50", "-m", "P.5,7,3", "-m", "recall.20,2000",
         "-m", "Rprec_mult.5.0,0.2,0.35", "-mutility.2,-1,0,0", "-m", "11pt_avg..25,.5,.75",

@@ -174,6 +174,13 @@ def expand_requests(requests: Iterable[str], *, docs_in_collection: int = 0) -> 
                 f"{name!r} is not a trec_eval measure or nickname (request {request!r}). "
                 f"{_suggest(name, [*_BY_NAME, *NICKNAMES])}trec_eval's nicknames are {', '.join(NICKNAMES)}."
             )
+    shared = sorted(marked & {"dcg", "ideal_dcg", "ndcg"})
+    if len(shared) > 1 and set(shared) & set(params):
+        raise MeasureError(
+            f"trec_eval 10.0-rc2's dcg, ideal_dcg and ndcg share one parameter table (m_ndcg.c): with "
+            f"parameters for one of them and {' and '.join(shared)} requested it crashes (a double free). "
+            f"Request them in separate runs."
+        )
     out: list[Printed] = []
     for m in TREC_MEASURES:
         if m.name not in marked:
@@ -208,10 +215,6 @@ def _printed(m: TrecMeasure, given: str | None, docs: int) -> list[Printed]:
 
 def _with_params(name: str, given: str, docs: int) -> Measure:
     """The canonical measure of ``name.given`` for trec_eval's parameter forms rankgate reads."""
-    if name in ("dcg", "ideal_dcg"):
-        raise MeasureError(
-            f"rankgate's trec_eval does not read per-grade gains or other parameters for {name!r} (got {name}.{given})."
-        )
     if name in GAIN_FAMILY or name == "rbp_resid":
         return pair_measure(name, given)
     if name == "11pt_avg":
@@ -299,7 +302,7 @@ def check_gain_order(measure: Measure, max_grade: int) -> None:
     less than 1 apart compare equal, and its ideal ranking then depends on the order the gains
     were written in and on the C library's sort (it can even leave a positive gain out).
     """
-    if measure.name not in ("G", "GainNDCG", "nDCGRel", "RnDCG"):
+    if measure.name not in ("G", "GainNDCG", "nDCGRel", "RnDCG", "IdealDCG"):
         return
     table = [float(measure.get(f"g{level}")) for level in range(10)] + [float(g) for g in range(10, max_grade + 1)]
     given = [float(v) for k, v in measure.params if k.startswith("g")]

@@ -185,10 +185,26 @@ def gain_table(m: Measure, max_grade: int) -> np.ndarray:
     return table
 
 
-def gain_ndcg(b: RankedBlock, m: Measure) -> np.ndarray:
-    """trec_eval ndcg with per-grade gains: DCG of the gains over the DCG of the positive gains, highest first."""
+def _gain_dcg_parts(b: RankedBlock, m: Measure) -> tuple[np.ndarray, np.ndarray]:
+    """DCG of the retrieved gains and of the ideal gains (positive, highest first), per query."""
     table = _table(b, m)
     ideal, gain = _Ideal(b, table), _gains(b, table)
     dcg = b.per_query_sum(np.where(gain != 0, gain / np.log2(b.rank + 2.0), 0.0))
     idcg = np.bincount(ideal.query, weights=ideal.gain / np.log2(ideal.position + 2.0), minlength=b.n_queries)
+    return dcg, idcg
+
+
+def gain_ndcg(b: RankedBlock, m: Measure) -> np.ndarray:
+    """trec_eval ndcg with per-grade gains: DCG of the gains over the DCG of the positive gains, highest first."""
+    dcg, idcg = _gain_dcg_parts(b, m)
     return _safe_div(dcg, idcg)
+
+
+def gain_dcg(b: RankedBlock, m: Measure) -> np.ndarray:
+    """trec_eval dcg with per-grade gains."""
+    return _gain_dcg_parts(b, m)[0]
+
+
+def ideal_dcg(b: RankedBlock, m: Measure) -> np.ndarray:
+    """trec_eval ideal_dcg: the DCG of the query's positive gains, highest first."""
+    return _gain_dcg_parts(b, m)[1]

@@ -279,3 +279,23 @@ _spec(
     bounds=(-math.inf, math.inf), trec_eval="ndcg.level=gain,... (ndcg.1=3,2=9)",
     examples=("GainNDCG(g1=3.0,g2=9.0)",),
 )  # fmt: skip
+_spec(
+    "GainDCG", (GK, "gain_dcg"), "gain_dcg",
+    summary="DCG with a gain for each grade (trec_eval's dcg.level=gain,...)",
+    definition=(
+        "Sum over retrieved docs at 0-based rank i of gain / log2(i + 2), gain = g<grade> (g0..g9, default "
+        "the grade; a grade above 9 gains itself; 0 when unjudged or negative). With the default gains it is DCG"
+    ),
+    params=GAINS, bounds=(-math.inf, math.inf), trec_eval="dcg.level=gain,... (bare dcg is DCG)",
+    examples=("GainDCG(g1=3.0,g2=9.0)",),
+)  # fmt: skip
+_spec(
+    "IdealDCG", (GK, "ideal_dcg"), "ideal_dcg",
+    summary="DCG of the ideal ranking (trec_eval's ideal_dcg)",
+    definition=(
+        "DCG of the query's judged docs of positive gain, highest gain first (gain = g<grade>, g0..g9, "
+        "default the grade); the denominator of GainNDCG"
+    ),
+    params=GAINS, bounds=(0.0, math.inf), trec_eval="ideal_dcg (ideal_dcg.level=gain,...)",
+    aliases=(Alias("ideal_dcg", "trec_eval", ("ideal_dcg",)),), examples=("IdealDCG", "IdealDCG(g1=3.0,g2=9.0)"),
+)  # fmt: skip

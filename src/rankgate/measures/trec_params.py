@@ -23,7 +23,10 @@ from rankgate.measures.trec_names import IPREC_LEVELS, levels_text
 
 # trec_eval's words with name=value parameters whose gains rankgate reads, and their families
 # (trec_eval's rbp is not the `rbp` rankgate reads elsewhere: ranx's binary RBP, p = 0.8)
-GAIN_FAMILY = {"G": "G", "ndcg": "GainNDCG", "ndcg_rel": "nDCGRel", "Rndcg": "RnDCG", "rbp": "GradedRBP"}
+GAIN_FAMILY = {
+    "G": "G", "dcg": "GainDCG", "ideal_dcg": "IdealDCG", "ndcg": "GainNDCG", "ndcg_rel": "nDCGRel",
+    "Rndcg": "RnDCG", "rbp": "GradedRBP",
+}  # fmt: skip
 _PAIR_WORDS = {w.lower(): w for w in (*GAIN_FAMILY, "rbp_resid")}
 _C_NUMBER = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _LEVELS_FORM = re.compile(r"^11pt_avg[._](?P<given>[0-9.eE+-]+(?:,[0-9.eE+-]+)*)$", re.IGNORECASE)

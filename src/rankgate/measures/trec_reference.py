@@ -236,7 +236,13 @@ def graded_rbp(ranking, judgments, m, max_grade):  # type: ignore[no-untyped-def
 
 
 def gain_ndcg(ranking, judgments, m, max_grade):  # type: ignore[no-untyped-def]
-    gains = _doc_gains(ranking, judgments, m)
-    dcg = sum(x / math.log2(i + 2) for i, x in enumerate(gains) if x)
-    idcg = sum(x / math.log2(i + 2) for i, x in enumerate(_ideal(judgments, m)))
+    dcg, idcg = gain_dcg(ranking, judgments, m, max_grade), ideal_dcg(ranking, judgments, m, max_grade)
     return dcg / idcg if idcg > 0 else 0.0
+
+
+def gain_dcg(ranking, judgments, m, max_grade):  # type: ignore[no-untyped-def]
+    return sum(x / math.log2(i + 2) for i, x in enumerate(_doc_gains(ranking, judgments, m)) if x)
+
+
+def ideal_dcg(ranking, judgments, m, max_grade):  # type: ignore[no-untyped-def]
+    return sum(x / math.log2(i + 2) for i, x in enumerate(_ideal(judgments, m)))
