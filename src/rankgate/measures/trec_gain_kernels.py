@@ -20,13 +20,16 @@ class _Ideal:
     """The positive gains of each query, highest first: gain, 0-based position, CSR offsets."""
 
     def __init__(self, b: RankedBlock, table: np.ndarray) -> None:
-        judged = b.qrel_grade >= 0
-        gain, query = table[b.qrel_grade[judged]], b.qrel_query[judged]
-        positive = gain > 0
-        gain, query = gain[positive], query[positive]
-        order = np.lexsort((-gain, query))
-        self.query = query[order]
-        self.gain = gain[order]
+        if np.array_equal(table, np.arange(len(table))):  # default gains: the block's cached grade order
+            iq, ig, _ = b.ideal_grades()
+            positive = ig > 0
+            self.query, self.gain = iq[positive], ig[positive].astype(np.float64)
+        else:
+            judged = b.qrel_grade >= 0
+            gain, query = table[b.qrel_grade[judged]], b.qrel_query[judged]
+            positive = gain > 0
+            order = np.lexsort((-gain[positive], query[positive]))
+            self.query, self.gain = query[positive][order], gain[positive][order]
         self.offsets = group_offsets(self.query, b.n_queries)
         self.position = positions_in_group(self.offsets)
         self.count = np.diff(self.offsets)
