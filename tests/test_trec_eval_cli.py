@@ -6,6 +6,8 @@ trec_eval binary itself is checked in test_trec_eval_cli_oracle.py.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from rankgate.compat import trec_eval as te
@@ -275,3 +277,14 @@ def test_suggestions_are_trec_eval_names(capsys, files, request_, suggested, not
     code, _, err = invoke(capsys, "trec_eval", "-m", request_, *files)
     assert code == 2 and f"Did you mean {suggested}" in err
     assert repr(not_suggested) not in err
+
+
+def test_ideal_dcg_of_a_query_with_only_negative_grades_is_0_with_a_note(capsys, tmp_path):
+    q, r = tmp_path / "q", tmp_path / "r"
+    q.write_text("q1 0 a 2\nq1 0 b 1\nq2 0 x -1\n")
+    r.write_text("q1 Q0 a 1 2 t\nq2 Q0 x 1 1 t\n")
+    code, out, err = invoke(capsys, "trec_eval", "-q", "-m", "ideal_dcg", str(q), str(r))
+    assert code == 0, err
+    rows = {line.split("\t")[1]: line.split("\t")[2] for line in out.splitlines()}
+    assert rows["q1"] == f"{2 + 1 / math.log2(3):.4f}" and rows["q2"] == "0.0000"  # trec_eval: q1's again
+    assert "only negative grades (q2)" in err

@@ -167,6 +167,8 @@ def trec_eval(
     report = TrecEvalReport(printed=printed, results=results, notes=ignored_notes(measures))
     if any(p.source.name == "rbp" for p in printed):
         report.notes.append(RBP_NOTE)
+    if any(p.source.name == "ideal_dcg" for p in printed):
+        report.notes.extend(_ideal_dcg_notes(session.qrels, results.query_ids))
     columns = _columns(printed, wanted, results, set(missing))
     for i, p in enumerate(printed):
         if p.source.kind == "string" and per_query:
@@ -202,6 +204,19 @@ def _truncated(run: Run, depth: int) -> Run:
         name=run.name,
         source=run.source,
     )
+
+
+def _ideal_dcg_notes(qrels: Qrels, query_ids: list[str]) -> list[str]:
+    """A note when a query's judgments are all negative: trec_eval's ideal_dcg then reads stale counts."""
+    wanted = set(query_ids)
+    stale = sorted(q for q, docs in qrels.to_dict().items() if q in wanted and max(docs.values()) < 0)
+    if not stale:
+        return []
+    return [
+        f"note: {len(stale)} quer{'y has' if len(stale) == 1 else 'ies have'} only negative grades "
+        f"({', '.join(stale[:3])}{', ...' if len(stale) > 3 else ''}): rankgate prints ideal_dcg 0 there; "
+        "trec_eval 10.0-rc2 prints a value left from the query before (docs/semantics.md)."
+    ]
 
 
 def _missing_queries(qrels: Qrels, run: Run) -> list[str]:
