@@ -20,7 +20,10 @@ MEASURES = [
     "SetAP(rel=2)", "SetF", "SetF(beta=0.25)", "NumNonrelJudgedRet", "NumNonrelJudgedRet@5", "Unjudged@5",
     "Unjudged@20", "RBPResid", "NumQ",
     "RBPResid(p=0.8)", "GradedRBP", "GradedRBP(p=0.5)", "GainNDCG", "GainNDCG(g1=3.0,g2=9.0)",
-    "GainNDCG(g0=2.0,g1=-1.0,g3=7.5)",
+    "GainNDCG(g0=2.0,g1=-1.0,g3=7.5)", "G(g1=3.0,g2=9.0)", "G(g0=1.0,g2=-2.0)", "nDCGRel(g1=3.0,g2=9.0)",
+    "nDCGRel(g0=2.0,g1=-1.0)", "RnDCG(g1=3.0,g2=9.0)", "RnDCG(g1=5.0,g3=0.5)", "GradedRBP(g1=3.0,p=0.5)",
+    "GradedRBP(g0=-1.0,g2=0.5)", "GradedRBP(g5=0.5)", "GradedRBP(g1=0.25,g2=0.5)", "GainDCG", "GainDCG(g1=3.0,g2=-1.0)",
+    "IdealDCG", "IdealDCG(g0=2.0,g3=7.5)",
     # other evaluators' conventions (rankgate.measures.peer_conventions)
     "DCG@5", "DCG(gain=exp,min_grade=2)", "nDCG(min_grade=2)@5", "Hits@3", "Hits(rel=2)", "F@5", "F(beta=0.5)",
     "AP(denominator=min_k_R)@4", "AP(denominator=retrieved_relevant)@4", "AP(denominator=min_k_R)",

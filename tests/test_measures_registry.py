@@ -74,5 +74,5 @@ def test_every_family_round_trips_with_parameters_and_cutoff(spec):
 
 def _other_value(p):
     """A valid value of parameter ``p`` other than its default."""
-    candidates = p.choices or ((3, 2) if p.kind is int else (0.25, 0.5, 3.0))
+    candidates = p.choices or {int: (3, 2), str: ("0.25,0.5",)}.get(p.kind, (0.25, 0.5, 3.0))
     return next(v for v in candidates if v != p.default and (p.check is None or p.check(v)))

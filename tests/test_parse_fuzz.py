@@ -83,6 +83,7 @@ def _parses_or_refuses(name: str) -> None:
 VALID = sorted(
     {n for spec in all_specs() for n in (*spec.examples, *spec.listed_aliases)}
     | {"nDCG(cutoff=20)", "nDCG(dcg='exp-log2')@10", "P(rel=2)@5", "P.5,10", "recall_5,100", "rbp.95"}
+    | {"G.1=3,2=9", "ndcg_rel_0=1", "rbp_resid.p=0.5", "rbp.p=0.5", "11pt_avg.0.25,0.5", "Rndcg.2=-1"}
 )
 ALPHABET = "PpRrnDCGAPSucesmap_k.@,()=+-*/'\"0123456789 eE\t\u0663\uff11\u00e9[]{}:;!"
 NUMBER = st.one_of(st.integers(-(10**40), 10**40).map(str), st.sampled_from(["1e999", "-1e999", "nan", "0x10", "1_0"]))
@@ -108,7 +109,9 @@ def mutated(draw):
 @st.composite
 def structured(draw):
     """Deep nesting, huge numbers, ir_measures-style calls with odd values."""
-    word = draw(st.sampled_from(["P", "nDCG", "recall", "ndcg_cut", "RBP", "ERR", "rbp", "AP", "x"]))
+    word = draw(st.sampled_from(
+        ["P", "nDCG", "recall", "ndcg_cut", "RBP", "ERR", "rbp", "AP", "x", "G", "ndcg_rel", "11pt_avg", "rbp_resid"]
+    ))  # fmt: skip
     param = draw(st.sampled_from(["rel", "p", "cutoff", "dcg", "gain", "max_grade", "k", "name"]))
     n = draw(st.integers(0, 400))
     number = draw(NUMBER)
@@ -117,6 +120,7 @@ def structured(draw):
             "(" * n + word + ")" * draw(st.integers(0, 400)), f"{word}(" * n, f"{word}@{number}",
             f"{word}_{number}", f"{word}.{number}", f"{word}({param}={number})",
             f"{word}@{number}@{number}", f"{word}." + ",".join([number] * (n % 50 + 1)), "[" * n, "a" * n,
+            f"{word}.{number}={number}", f"{word}_{param}={number},{number}={number}", f"{word}.{number}=={number}",
         ])
     )  # fmt: skip
 

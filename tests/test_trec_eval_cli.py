@@ -6,6 +6,8 @@ trec_eval binary itself is checked in test_trec_eval_cli_oracle.py.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from rankgate.compat import trec_eval as te
@@ -129,23 +131,47 @@ def test_printed_names_map_to_canonical_measures():
         ("P.0", "must be > 0"),
         ("P.5,5", "repeat"),
         ("P.x", "whole numbers"),
-        ("map.5", "takes no parameters"),
-        ("G.1=3", "per-grade gains"),
+        ("ideal_dcg.1=0.5", "less than 1 apart"),
         ("ndcg.1=0.5,2=1.2", "less than 1 apart"),
+        ("G.0=1,1=1.5", "less than 1 apart"),
+        ("Rndcg.2=1e10", "gains up to"),
         ("ndcg.12=3", "grades 0 to 9"),
-        ("11pt_avg..25,.5", "custom recall levels"),
+        ("G.-1=3", "grades 0 to 9"),  # trec_eval: the gain of docs outside the pool
+        ("ndcg_rel.1=3,1=4", "each once"),
+        ("G.1=3=4", "malformed pair parameters"),
+        ("G.1=3,2", "malformed pair parameters"),
+        ("rbp.3=3", "its own value"),
+        ("rbp.1=x", "plain finite numbers"),
+        ("11pt_avg..5,.25", "ascending"),
+        ("11pt_avg.0.5,1.5", "ascending"),
+        ("iprec_at_recall.1.5", "cannot be read"),
+        ("Rprec_mult.-1", "cannot be read"),
         ("utility.1,2", "4 coefficients"),
-        ("rbp.q=3", "reads only p="),
+        ("ndcg.1=3 -m dcg", "share one parameter table"),
         ("rbp.p=2", "between 0 and 1"),
         ("rbp_resid.p", "name=value"),
-        ("set_F.x", "must be numbers"),
+        ("set_F.x", "plain finite numbers"),
+        ("set_F.-1", "must be >= 0"),
+        ("relstring.1_0", "plain finite numbers"),
         ("yaap", "not available in rankgate"),
     ],
 )
 def test_bad_requests_exit_2(capsys, files, request_, words):
-    code, out, err = invoke(capsys, "trec_eval", "-m", request_, *files)
+    args = [a for r in request_.split(" -m ") for a in ("-m", r)]
+    code, out, err = invoke(capsys, "trec_eval", *args, *files)
     assert code == 2 and out == ""
     assert err.startswith("rankgate: error: ") and words in err and "Traceback" not in err
+
+
+def test_parameters_trec_eval_ignores_are_ignored_with_a_note(capsys, files):
+    code, out, err = invoke(capsys, "trec_eval", "-m", "map.5", "-m", "P.5", "-m", "P.10", "-m", "official.3", *files)
+    assert code == 0, err
+    names = [line.split("\t")[0].rstrip() for line in out.splitlines()]
+    assert "map" in names and "P_5" in names and "P_10" not in names and "map_5" not in names
+    assert "-m map.5 is -m map" in err and "-m P.10 is ignored" in err and "-m official.3 is -m official" in err
+    code, out, err = invoke(capsys, "trec_eval", "-m", "ndcg_cut.1=3,2=9", *files)  # C's atol, as trec_eval
+    assert code == 0 and [line.split()[0] for line in out.splitlines()] == ["ndcg_cut_1", "ndcg_cut_2"]
+    assert "takes cutoffs, not gains" in err
 
 
 def test_missing_rankgate_measure_is_named(monkeypatch):
@@ -192,6 +218,20 @@ def test_parameter_forms_name_their_measures():
     }
     [ndcg] = te.expand_requests(["ndcg.1=3,2=9,x=5"])  # a name that is not a grade: ignored, as trec_eval
     assert (ndcg.name, str(ndcg.measure)) == ("ndcg_1=3,2=9,x=5", "GainNDCG(g1=3.0,g2=9.0)")
+    got = {str(p.name): str(p.measure) for p in te.expand_requests(
+        ["G.1=3,+2=9", "ndcg_rel.0=1", "Rndcg.2=-1,p=4", "rbp.p=0.5,1=0.25,q=1", "rbp_resid.1=4,p=0.3",
+         "11pt_avg.0.25,.5", "11pt_avg", "iprec_at_recall.0.125", "Rprec_mult.1234567"]
+    )}  # fmt: skip
+    assert got == {
+        "G_1=3,+2=9": "G(g1=3.0,g2=9.0)",
+        "ndcg_rel_0=1": "nDCGRel(g0=1.0)",
+        "Rndcg_2=-1,p=4": "RnDCG(g2=-1.0)",  # p is rbp's: ignored here, as trec_eval
+        "rbp_p=0.5,1=0.25,q=1": "GradedRBP(g1=0.25,p=0.5)",
+        "rbp_resid_1=4,p=0.3": "RBPResid(p=0.3)",  # rbp_resid has no gains: ignored, as trec_eval
+        "11pt_avg_0.25,.5": "IPrecAvg(levels='0.25,0.5')",
+        "iprec_at_recall_0.12": "IPrec(recall=0.125)",  # printed rounded, computed at the value given
+        "Rprec_mult_1234567.": "RprecMult(mult=1234567.0)",  # trec_eval's name buffer cuts the name
+    }
 
 
 def test_relstring_and_empty_rankings(capsys, tmp_path):
@@ -237,3 +277,14 @@ def test_suggestions_are_trec_eval_names(capsys, files, request_, suggested, not
     code, _, err = invoke(capsys, "trec_eval", "-m", request_, *files)
     assert code == 2 and f"Did you mean {suggested}" in err
     assert repr(not_suggested) not in err
+
+
+def test_ideal_dcg_of_a_query_with_only_negative_grades_is_0_with_a_note(capsys, tmp_path):
+    q, r = tmp_path / "q", tmp_path / "r"
+    q.write_text("q1 0 a 2\nq1 0 b 1\nq2 0 x -1\n")
+    r.write_text("q1 Q0 a 1 2 t\nq2 Q0 x 1 1 t\n")
+    code, out, err = invoke(capsys, "trec_eval", "-q", "-m", "ideal_dcg", str(q), str(r))
+    assert code == 0, err
+    rows = {line.split("\t")[1]: line.split("\t")[2] for line in out.splitlines()}
+    assert rows["q1"] == f"{2 + 1 / math.log2(3):.4f}" and rows["q2"] == "0.0000"  # trec_eval: q1's again
+    assert "only negative grades (q2)" in err

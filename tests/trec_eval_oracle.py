@@ -42,6 +42,43 @@ PARAM_FORMS = (
     "-m", "ndcg.1=3,2=9,4=4.5",
 )  # fmt: skip
 
+# more parameter forms: gain maps (G, ndcg_rel, Rndcg, rbp, ndcg; negative gains, ignored names),
+# recall levels (11pt_avg, iprec_at_recall, Rprec_mult at values their names round), and the rest
+MORE_PARAM_FORMS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("gains", (
+        "-q", "-c", "-m", "G.1=3,2=9", "-m", "ndcg_rel.0=1,2=5", "-m", "Rndcg.1=2,2=2", "-m", "rbp.p=0.5,1=3",
+        "-m", "rbp_resid.p=0.3,1=5,x=2", "-m", "ndcg.0=1,3=5,x=2",
+    )),
+    ("gains-neg", (
+        "-q", "-J", "-m", "G.2=-3,x=4", "-m", "ndcg_rel.1=-2", "-m", "Rndcg.0=2,1=5", "-m", "rbp.0=-1,p=0.7",
+    )),
+    ("levels", (
+        "-q", "-c", "-M3", "-N", "50", "-m", "11pt_avg.0,0.5,1", "-m", "iprec_at_recall.0.125,0.333,0.05",
+        "-m", "Rprec_mult.0.125,3,0.5,1234567", "-m", "relstring.5.7", "-m", "set_F.0.25,9",
+        "-m", "utility.1.5,-0.5,0.25,-1", "-m", "map.5",
+    )),
+    ("cuts", (
+        "-q", "-l2", "-m", "relative_P.3,8", "-m", "map_cut.2,7", "-m", "success.3", "-m", "unj.1,4",
+        "-m", "recall.2,6", "-m", "11pt_avg..1,.9", "-m", "rbp.2=0.5", "-m", "P.4", "-m", "P.9",
+    )),
+    ("all_trec-params", ("-q", "-c", "-m", "all_trec", "-m", "G.1=3", "-m", "rbp.p=0.6", "-m", "11pt_avg.0.5,0.5")),
+    # dcg, ideal_dcg and ndcg share one parameter table in trec_eval: parameters for one of them
+    # with another requested crash it (rankgate refuses that), so each is asked alone with gains
+    ("dcg-gains", ("-q", "-c", "-J", "-m", "dcg.1=3,2=-9")),
+    ("ideal_dcg-gains", ("-q", "-l2", "-m", "ideal_dcg.0=1,2=5")),
+    ("ideal_dcg", ("-q", "-c", "-m", "ideal_dcg", "-m", "dcg", "-m", "ndcg")),
+    ("meas_params", (  # trec_eval's own test/out.test.meas_params requests, on our inputs
+        "-q", "-miprec_at_recall..10,.20,.25,.75,.50", "-m", "P.5,7,3", "-m", "recall.20,2000",
+        "-m", "Rprec_mult.5.0,0.2,0.35", "-mutility.2,-1,0,0", "-m", "11pt_avg..25,.5,.75",
+        "-mndcg.1=3,2=9,4=4.5", "-mndcg_cut.10,20,23.4", "-msuccess.2,5,20",
+    )),
+    ("edges", (
+        "-q", "-c", "-m", "rbp.0=-2,1=-1,p=1", "-m", "rbp_resid.p=0", "-m", "G.0=1,1=", "-m", "Rndcg.0=3,1=3,2=3",
+        "-m", "relstring.0", "-m", "utility.0,0,0,0", "-m", "set_F.0", "-m", "iprec_at_recall.0,1,0.1251,0.125",
+        "-m", "Rprec_mult.0", "-m", "ndcg.=3,1=2",
+    )),
+)  # fmt: skip
+
 
 def binary() -> str | None:
     """The trec_eval binary's path, or None."""
@@ -82,6 +119,7 @@ def cases() -> list[tuple[str, int, tuple[str, ...]]]:
     ]
     out += [(f"s1-{nick}", 1, ("-q", "-c", "-m", nick)) for nick in NICKNAMES if nick != "all_trec"]
     out += [(f"s{seed}-params", seed, PARAM_FORMS) for seed in SEEDS]
+    out += [(f"s{seed}-{name}", seed, args) for seed in SEEDS for name, args in MORE_PARAM_FORMS]
     out += [(f"s{seed}-dcg", seed, ("-q", "-c", "-J", "-m", "dcg")) for seed in SEEDS]  # rankgate's DCG family
     return out
 

@@ -22,7 +22,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 OUTPUT_FORMATS = ("table", "json", "jsonl", "csv", "trec")
 
 
-_LIST_NUMBER = re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)$")  # trec_eval lists: P.5,10; utility.1,-1,0,0
+_LIST_NUMBER = re.compile(r"^(?:[-+]?[0-9]+=|p=)?[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)$")  # trec_eval lists: P.5,10;
+# utility.1,-1,0,0; gain maps G.1=3,2=9 and rbp_resid.p=0.5,...
 
 
 def split_measures(values: tuple[str, ...]) -> list[str]:

@@ -35,6 +35,7 @@ from rankgate.compat.trec_eval_requests import (
     Printed,
     check_gain_order,
     expand_requests,
+    ignored_notes,
 )
 from rankgate.core.columns import take_rows
 from rankgate.core.qrels import Qrels
@@ -46,6 +47,7 @@ from rankgate.evaluation.settings import Settings
 from rankgate.io.readers import read_run
 from rankgate.io.trec import last_run_tag
 from rankgate.measures.registry import Measure
+from rankgate.measures.trec_names import recall_levels
 
 __all__ = ["NICKNAMES", "TREC_MEASURES", "Printed", "TrecEvalReport", "expand_requests", "trec_eval"]
 
@@ -65,9 +67,10 @@ def _nan_mask(p: Printed, wanted: list[Measure], values: np.ndarray) -> np.ndarr
     if p.source.name not in _NAN_WHEN_EMPTY or p.measure is None:
         return None
     num_ret, num_rel = (values[:, wanted.index(m)] for m in _COUNTS)
-    if p.source.name == "11pt_avg":
-        return np.asarray(num_ret == 0)
-    level = float(p.measure.get("recall"))
+    if p.source.name == "11pt_avg":  # NaN when its lowest level needs no relevant doc
+        level = recall_levels(str(p.measure.get("levels")))[0]
+    else:
+        level = float(p.measure.get("recall"))
     return np.asarray((num_ret == 0) & ((level * num_rel + 0.9).astype(np.int64) <= 0))
 
 
@@ -150,8 +153,7 @@ def trec_eval(
     settings = Settings(queries="intersection", rel=rel, judged_only=judged_only)
     session = Session.open(str(qrels), wanted, settings=settings)
     for m in wanted:
-        if m.name == "GainNDCG":
-            check_gain_order(m, int(session.qrels.grades.max(initial=0)))
+        check_gain_order(m, int(session.qrels.grades.max(initial=0)))
     ranked = _read_run(run)
     if max_per_topic is not None:
         ranked = _truncated(ranked, max_per_topic)
@@ -162,9 +164,11 @@ def trec_eval(
         results = Results.merge([results, session.evaluate(stand_in, name=results.run_name)])
     if not results.query_ids:
         raise InputError("No queries with both results and relevance info (as trec_eval says)", source=str(run))
-    report = TrecEvalReport(printed=printed, results=results)
+    report = TrecEvalReport(printed=printed, results=results, notes=ignored_notes(measures))
     if any(p.source.name == "rbp" for p in printed):
         report.notes.append(RBP_NOTE)
+    if any(p.source.name == "ideal_dcg" for p in printed):
+        report.notes.extend(_ideal_dcg_notes(session.qrels, results.query_ids))
     columns = _columns(printed, wanted, results, set(missing))
     for i, p in enumerate(printed):
         if p.source.kind == "string" and per_query:
@@ -200,6 +204,19 @@ def _truncated(run: Run, depth: int) -> Run:
         name=run.name,
         source=run.source,
     )
+
+
+def _ideal_dcg_notes(qrels: Qrels, query_ids: list[str]) -> list[str]:
+    """A note when a query's judgments are all negative: trec_eval's ideal_dcg then reads stale counts."""
+    wanted = set(query_ids)
+    stale = sorted(q for q, docs in qrels.to_dict().items() if q in wanted and max(docs.values()) < 0)
+    if not stale:
+        return []
+    return [
+        f"note: {len(stale)} quer{'y has' if len(stale) == 1 else 'ies have'} only negative grades "
+        f"({', '.join(stale[:3])}{', ...' if len(stale) > 3 else ''}): rankgate prints ideal_dcg 0 there; "
+        "trec_eval 10.0-rc2 prints a value left from the query before (docs/semantics.md)."
+    ]
 
 
 def _missing_queries(qrels: Qrels, run: Run) -> list[str]:

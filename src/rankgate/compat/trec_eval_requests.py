@@ -14,7 +14,6 @@ and the canonical rankgate measure that computes it.
 from __future__ import annotations
 
 import itertools
-import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -23,6 +22,8 @@ from typing import Literal
 from rankgate.errors import MeasureError
 from rankgate.measures.parse import parse_measure
 from rankgate.measures.registry import Measure
+from rankgate.measures.trec_names import NUMBER_PARAMS
+from rankgate.measures.trec_params import GAIN_FAMILY, c_float, levels_measure, pair_measure
 
 Kind = Literal["runid", "num_q", "long", "float", "long_cuts", "double_cuts", "float_params", "pair_params", "string"]
 
@@ -119,10 +120,6 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
     "set": _words("runid num_q num_ret num_rel num_rel_ret utility set_P set_recall set_relative_P set_map set_F"),
 }
 
-# trec_eval's rbp is not the `rbp` rankgate reads elsewhere (ranx's binary RBP, p = 0.8)
-_FAMILY_OF = {"rbp": "GradedRBP", "rbp_resid": "RBPResid"}
-# trec_eval's words whose gains come from the qrels grades; per-grade gain parameters are refused
-_GAIN_MEASURES = ("G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg")
 RBP_NOTE = (
     "note: trec_eval 10.0-rc2's rbp reads two uninitialised variables (m_rbp.c); rankgate prints the "
     "value its default build (Makefile flags) prints for all_trec: grades scaled to [0, 1] by the query's "
@@ -177,6 +174,13 @@ def expand_requests(requests: Iterable[str], *, docs_in_collection: int = 0) -> 
                 f"{name!r} is not a trec_eval measure or nickname (request {request!r}). "
                 f"{_suggest(name, [*_BY_NAME, *NICKNAMES])}trec_eval's nicknames are {', '.join(NICKNAMES)}."
             )
+    shared = sorted(marked & {"dcg", "ideal_dcg", "ndcg"})
+    if len(shared) > 1 and set(shared) & set(params):
+        raise MeasureError(
+            f"trec_eval 10.0-rc2's dcg, ideal_dcg and ndcg share one parameter table (m_ndcg.c): with "
+            f"parameters for one of them and {' and '.join(shared)} requested it crashes (a double free). "
+            f"Request them in separate runs."
+        )
     out: list[Printed] = []
     for m in TREC_MEASURES:
         if m.name not in marked:
@@ -191,48 +195,31 @@ def expand_requests(requests: Iterable[str], *, docs_in_collection: int = 0) -> 
 
 
 def _printed(m: TrecMeasure, given: str | None, docs: int) -> list[Printed]:
-    if m.kind in ("runid", "num_q"):
-        return [Printed(m.name, m)]
+    if m.kind in ("runid", "num_q", "long", "float"):  # trec_eval ignores their parameters (see ignored_notes)
+        return [Printed(m.name, m, None if m.kind in ("runid", "num_q") else _canonical(m.name, m.name))]
     if m.kind == "string":
-        length = int(m.defaults[0]) if given is None else max(_leading_int(m.name, given.split(",")[0]), 0)
+        length = int(m.defaults[0]) if given is None else _relstring_length(given)
         return [Printed(m.name if given is None else f"{m.name}_{given}", m, length=length)]
-    if m.kind in ("long", "float"):
-        if given is not None:
-            raise MeasureError(f"trec_eval's {m.name!r} takes no parameters. Got {m.name}.{given}.")
-        return [Printed(m.name, m, _canonical(m.name, m.name))]
     if m.kind == "long_cuts":
         cuts = _long_cutoffs(m.name, given) if given is not None else [int(c) for c in m.defaults]
         return [Printed(f"{m.name}_{k}", m, _canonical(f"{m.name}_{k}", m.name)) for k in cuts]
     if m.kind == "double_cuts":
         values = _double_cutoffs(m.name, given) if given is not None else list(m.defaults)
-        names = [f"{m.name}_{v:3.2f}" for v in values]
-        return [Printed(n, m, _canonical(n, m.name)) for n in names]
-    printed = m.name if given is None else f"{m.name}_{given}"
-    if given is None and m.name not in _FAMILY_OF:
-        return [Printed(printed, m, _canonical(m.name, m.name))]
-    return [Printed(printed, m, _with_params(m.name, given, docs))]
+        # trec_eval's name buffer holds 9 characters after the measure's name ("%s_%3.2f")
+        return [Printed(f"{m.name}_{v:3.2f}"[: len(m.name) + 9], m, _at_level(m.name, v)) for v in values]
+    if given is None:
+        bare = Measure.make("GradedRBP") if m.name == "rbp" else _canonical(m.name, m.name)
+        return [Printed(m.name, m, bare)]
+    return [Printed(f"{m.name}_{given}", m, _with_params(m.name, given, docs))]
 
 
-def _with_params(name: str, given: str | None, docs: int) -> Measure:
+def _with_params(name: str, given: str, docs: int) -> Measure:
     """The canonical measure of ``name.given`` for trec_eval's parameter forms rankgate reads."""
-    if name in _FAMILY_OF:
-        pairs = _pairs(name, given) if given is not None else {}
-        if set(pairs) - {"p"}:
-            raise MeasureError(
-                f"rankgate's trec_eval reads only p= for {name!r} (its persistence); got {name}.{given}."
-            )
-        if not 0.0 <= pairs.get("p", 0.9) <= 1.0:
-            raise MeasureError(f"The p of trec_eval's {name!r} must be between 0 and 1. Got {name}.{given}.")
-        return Measure.make(_FAMILY_OF[name], p=pairs.get("p", 0.9))
-    if name == "ndcg" and given is not None:
-        return _gain_ndcg(given)
-    if name in _GAIN_MEASURES or name == "11pt_avg":
-        what = "per-grade gains (level=gain)" if name in _GAIN_MEASURES else "custom recall levels"
-        raise MeasureError(
-            f"rankgate's trec_eval does not read {what} for {name!r} yet (got {name}.{given}); the bare "
-            f"{name!r} (trec_eval's defaults) is read. See docs/semantics.md."
-        )
-    numbers = _floats(name, given or "")
+    if name in GAIN_FAMILY or name == "rbp_resid":
+        return pair_measure(name, given)
+    if name == "11pt_avg":
+        return levels_measure(given)
+    numbers = [c_float(name, x) for x in given.split(",")]
     if name == "utility":
         if len(numbers) != 4:
             raise MeasureError(
@@ -242,41 +229,42 @@ def _with_params(name: str, given: str | None, docs: int) -> Measure:
         a, b, c, d = numbers
         extra = {"num_docs": docs} if d != 0 else {}
         return Measure.make("Utility", a=a, b=b, c=c, d=d, **extra)
-    if numbers[0] < 0:  # set_F
+    if numbers[0] < 0:  # set_F: trec_eval reads the first number only
         raise MeasureError(f"The beta of trec_eval's set_F must be >= 0. Got set_F.{given}.")
     return Measure.make("SetF", beta=numbers[0])
 
 
-def _gain_ndcg(given: str) -> Measure:
-    """``ndcg.1=3,2=9``: rankgate's GainNDCG. As trec_eval, a name that is not a whole number is ignored."""
-    gains: dict[str, float] = {}
-    for key, value in _pairs("ndcg", given).items():
-        if not re.fullmatch(r"[+-]?\d+", key):
-            continue
-        level = int(key)
-        if not 0 <= level <= 9 or f"g{level}" in gains:
-            raise MeasureError(f"rankgate's trec_eval reads ndcg gains for grades 0 to 9, each once. Got ndcg.{given}.")
-        gains[f"g{level}"] = value
-    return Measure.make("GainNDCG", None, **gains)
+def _relstring_length(given: str) -> int:
+    """relstring's length: C's ``(long)`` of the first number (negative: 0)."""
+    value = c_float("relstring", given.split(",")[0])
+    return int(max(min(value, 2.0**62), 0.0))
 
 
-def check_gain_order(measure: Measure, max_grade: int) -> None:
-    """Refuse gains that trec_eval's sort would put out of order.
+def ignored_notes(requests: Iterable[str]) -> list[str]:
+    """What trec_eval ignores in these requests, for the user (trec_eval itself says nothing).
 
-    trec_eval sorts the gain levels with ``(int)(g1 - g2)`` as comparison: two different gains
-    less than 1 apart compare equal, and its ideal ranking then depends on the order the gains
-    were written in and on the C library's sort (it can even leave a positive gain out).
+    The parameters of a nickname or of a measure that takes none (``map.5`` is map), and those of
+    a later request of a measure whose parameters an earlier one set (``-m P.5 -m P.10`` is P_5).
     """
-    table = [float(measure.get(f"g{level}")) for level in range(10)] + [float(g) for g in range(10, max_grade + 1)]
-    values = sorted(set(table[: max_grade + 1]))
-    close = [(a, b) for a, b in itertools.pairwise(values) if b - a < 1]
-    if close:
-        a, b = close[0]
-        raise MeasureError(
-            f"trec_eval's ndcg compares gains by their whole-number difference, so gains {a:g} and {b:g} "
-            f"(less than 1 apart) make its ideal ranking depend on the order written and on the C library "
-            f"(request {measure}); rankgate refuses rather than guess. Use gains at least 1 apart."
-        )
+    notes: list[str] = []
+    seen: set[str] = set()
+    for request in requests:
+        name, dot, given = str(request).partition(".")
+        if not dot:
+            continue
+        kind = _BY_NAME[name].kind if name in _BY_NAME else "nickname"
+        if kind in ("nickname", "runid", "num_q", "long", "float"):
+            notes.append(f"note: trec_eval ignores the parameters of {name!r}: -m {request} is -m {name}.")
+        elif kind == "long_cuts" and "=" in given and name not in seen:
+            notes.append(
+                f"note: {name} takes cutoffs, not gains: trec_eval reads {request} as the cutoffs before each '='."
+            )
+        elif name in seen:
+            notes.append(
+                f"note: trec_eval takes {name}'s parameters from its first -m with parameters; -m {request} is ignored."
+            )
+        seen.add(name)
+    return notes
 
 
 def _leading_int(name: str, text: str) -> int:
@@ -296,31 +284,48 @@ def _long_cutoffs(name: str, given: str) -> list[int]:
     return cuts
 
 
-def _floats(name: str, given: str) -> list[float]:
-    try:
-        values = [float(c) for c in given.split(",")]
-    except ValueError:
-        raise MeasureError(f"The parameters of trec_eval's {name!r} must be numbers. Got {given!r}.") from None
-    if not all(math.isfinite(v) for v in values):
-        raise MeasureError(f"The parameters of trec_eval's {name!r} must be finite numbers. Got {given!r}.")
-    return values
-
-
 def _double_cutoffs(name: str, given: str) -> list[float]:
-    values = sorted(_floats(name, given))
+    values = sorted(c_float(name, c) for c in given.split(","))
     if len(set(values)) != len(values):
-        raise MeasureError(f"The cutoffs of trec_eval's {name!r} must be distinct finite numbers. Got {given!r}.")
+        raise MeasureError(f"The cutoffs of trec_eval's {name!r} repeat a value. Got {given!r}.")
     return values
 
 
-def _pairs(name: str, given: str) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for item in given.split(","):
-        key, eq, value = item.partition("=")
-        if not eq or not key:
-            raise MeasureError(f"trec_eval's {name!r} takes name=value parameters. Got {name}.{given}.")
-        out[key] = _floats(name, value)[0]
-    return out
+# trec_eval sorts gains with (int)(g1 - g2) as comparison, so gains this far apart overflow it
+_GAIN_LIMIT = 1e9
+
+
+def check_gain_order(measure: Measure, max_grade: int) -> None:
+    """Refuse gains that trec_eval's sort would put out of order (G, ndcg, ndcg_rel, Rndcg).
+
+    trec_eval sorts the gain levels with ``(int)(g1 - g2)`` as comparison: two different gains
+    less than 1 apart compare equal, and its ideal ranking then depends on the order the gains
+    were written in and on the C library's sort (it can even leave a positive gain out).
+    """
+    if measure.name not in ("G", "GainNDCG", "nDCGRel", "RnDCG", "IdealDCG"):
+        return
+    table = [float(measure.get(f"g{level}")) for level in range(10)] + [float(g) for g in range(10, max_grade + 1)]
+    given = [float(v) for k, v in measure.params if k.startswith("g")]
+    values = sorted(set(table[: max_grade + 1] + given))
+    if any(abs(v) > _GAIN_LIMIT for v in values):
+        raise MeasureError(f"rankgate's trec_eval reads gains up to {_GAIN_LIMIT:g} in size (request {measure}).")
+    close = [(a, b) for a, b in itertools.pairwise(values) if b - a < 1]
+    if close:
+        a, b = close[0]
+        raise MeasureError(
+            f"trec_eval compares gains by their whole-number difference, so gains {a:g} and {b:g} "
+            f"(less than 1 apart) make its ideal ranking depend on the order written and on the C library "
+            f"(request {measure}); rankgate refuses rather than guess. Use gains at least 1 apart."
+        )
+
+
+def _at_level(name: str, value: float) -> Measure:
+    """``iprec_at_recall`` / ``Rprec_mult`` at ``value`` itself (its printed name rounds it)."""
+    spec = NUMBER_PARAMS[name.lower()]
+    try:
+        return Measure.make(spec.family, None, **{spec.params[0]: value})
+    except MeasureError as e:
+        raise MeasureError(f"trec_eval's {name}.{value:g} cannot be read: {e}") from None
 
 
 def _canonical(printed: str, trec_name: str) -> Measure:

@@ -139,8 +139,10 @@ def _family(spec: MeasureSpec) -> str:
 def _params(params: tuple[ParamSpec, ...]) -> str:
     rows = ["| parameter | default | meaning | values |", "|---|---|---|---|"]
     for p in params:
-        values = ", ".join(p.choices) if p.choices else f"{'int' if p.kind is int else 'number'}{p.requirement}"
-        rows.append(f"| `{p.name}` | `{p.default}` | {_cell(p.doc)} | {_cell(values)} |")
+        kind = {int: "int", str: "text: "}.get(p.kind, "number")
+        values = ", ".join(p.choices) if p.choices else f"{kind}{p.requirement}"
+        default = "''" if p.default == "" else p.default
+        rows.append(f"| `{p.name}` | `{default}` | {_cell(p.doc)} | {_cell(values)} |")
     return "\n".join(rows)
 
 

@@ -135,12 +135,15 @@ def _trec_eval_words(name: str) -> tuple[Measure, ...] | None:
     """trec_eval's names whose numbers are parameters (``iprec_at_recall_0.10``, ``utility.1,-1,0,0``),
     and its text lines (``runid``), which are refused: they are not numbers."""
     from rankgate.measures.trec_names import NUMBER_PARAMS, TEXT_FIELDS
+    from rankgate.measures.trec_params import read_param_form
 
     if name.lower() in TEXT_FIELDS:
         raise MeasureError(
             f"{name!r} is a line of trec_eval's output, not a measure: {TEXT_FIELDS[name.lower()]}. "
             "'rankgate trec_eval' prints it."
         )
+    if (param_form := read_param_form(name)) is not None:  # G.1=3,2=9, 11pt_avg.0.25,0.5
+        return param_form
     matched = _WORD_PARAMS.match(name)
     word = (matched.group("word") if matched else name).lower()
     if word not in NUMBER_PARAMS:

@@ -47,6 +47,8 @@ class ParamSpec:
             if self.choices and value not in self.choices:
                 hint = f" ({self.hint})" if self.hint else ""
                 raise MeasureError(f"{what} must be one of {', '.join(self.choices)}{hint}. Got {value!r} instead.")
+            if self.check is not None and not self.check(value):
+                raise MeasureError(f"{what} must be {self.requirement}. Got {value!r} instead.")
             return value
         if isinstance(value, float) and not math.isfinite(value):  # int(inf) would raise OverflowError
             raise MeasureError(f"{what} must be a finite number{self.requirement}. Got {value!r} instead.")
@@ -291,6 +293,8 @@ class Measure:
 def _fmt(value: ParamValue) -> str:
     if isinstance(value, float):
         return repr(value) if math.isfinite(value) else str(value)
+    if isinstance(value, str) and not value.isidentifier():  # IPrecAvg(levels='0.25,0.5') reads back
+        return repr(value)
     return str(value)
 
 

@@ -1,8 +1,10 @@
 """Vectorized kernels of trec_eval's gain families: G, ndcg_rel, Rndcg, rbp and ndcg with its own gains.
 
-The gain of a document is its grade (trec_eval's default gains); unjudged and negative grades
-gain 0. The *ideal* ranking lists the query's judged documents of positive gain by gain,
-highest first. Slow twins: `rankgate.measures.trec_reference`.
+The gain of a document is ``g<grade>`` (parameters ``g0`` .. ``g9``, trec_eval's
+``measure.level=gain``; by default the grade itself, trec_eval's default gains; a grade above 9
+gains its own value); unjudged and negative grades gain 0. The *ideal* ranking lists the query's
+judged documents of positive gain by gain, highest first. Slow twins:
+`rankgate.measures.trec_reference`.
 """
 
 from __future__ import annotations
@@ -17,11 +19,17 @@ from rankgate.measures.registry import Measure
 class _Ideal:
     """The positive gains of each query, highest first: gain, 0-based position, CSR offsets."""
 
-    def __init__(self, b: RankedBlock) -> None:
-        iq, ig, _ = b.ideal_grades()
-        positive = ig > 0
-        self.query = iq[positive]
-        self.gain = ig[positive].astype(np.float64)
+    def __init__(self, b: RankedBlock, table: np.ndarray) -> None:
+        if np.array_equal(table, np.arange(len(table))):  # default gains: the block's cached grade order
+            iq, ig, _ = b.ideal_grades()
+            positive = ig > 0
+            self.query, self.gain = iq[positive], ig[positive].astype(np.float64)
+        else:
+            judged = b.qrel_grade >= 0
+            gain, query = table[b.qrel_grade[judged]], b.qrel_query[judged]
+            positive = gain > 0
+            order = np.lexsort((-gain[positive], query[positive]))
+            self.query, self.gain = query[positive][order], gain[positive][order]
         self.offsets = group_offsets(self.query, b.n_queries)
         self.position = positions_in_group(self.offsets)
         self.count = np.diff(self.offsets)
@@ -54,8 +62,14 @@ def running_sum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return out
 
 
-def _gains(b: RankedBlock) -> np.ndarray:
-    return np.where(b.judged, np.maximum(b.grade, 0), 0).astype(np.float64)
+def _table(b: RankedBlock, m: Measure) -> np.ndarray:
+    """Each grade's gain under ``m``'s ``g0`` .. ``g9`` (index: grade), up to the block's highest grade."""
+    return gain_table(m, int(max(b.qrel_grade.max(initial=0), b.grade.max(initial=0))))
+
+
+def _gains(b: RankedBlock, table: np.ndarray) -> np.ndarray:
+    """Each retrieved doc's gain: 0 when unjudged (not in the pool, or a negative grade)."""
+    return np.where(b.judged & (b.grade >= 0), table[np.maximum(b.grade, 0)], 0.0)
 
 
 def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -66,8 +80,9 @@ def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 def normalized_gain(b: RankedBlock, m: Measure) -> np.ndarray:
     """trec_eval G: each retrieved gain over log2(2 + ideal cost so far - gain so far)."""
-    ideal = _Ideal(b)
-    gain = _gains(b)
+    table = _table(b, m)
+    ideal = _Ideal(b, table)
+    gain = _gains(b, table)
     upto = b.rank + 1
     n_pos = ideal.count[b.row_query]
     cost_prefix = ideal.prefix(np.maximum(ideal.gain, 1.0))  # a position costs its ideal gain, at least 1
@@ -79,21 +94,22 @@ def normalized_gain(b: RankedBlock, m: Measure) -> np.ndarray:
     return _safe_div(b.per_query_sum(contrib), total_ideal)
 
 
-def _dcg_parts(b: RankedBlock, ideal: _Ideal) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _dcg_parts(b: RankedBlock, gain: np.ndarray, ideal: _Ideal) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each row's discounted gain, and the ideal discounted gains with their running sums."""
-    discounted = _gains(b) / np.log2(b.rank + 2.0)
+    discounted = gain / np.log2(b.rank + 2.0)
     ideal_discounted = ideal.gain / np.log2(ideal.position + 2.0)
     return discounted, ideal_discounted, ideal.prefix(ideal_discounted)
 
 
 def ndcg_rel(b: RankedBlock, m: Measure) -> np.ndarray:
     """trec_eval ndcg_rel: nDCG averaged over the ranks of the positive-gain docs (missing ones at the end)."""
-    ideal = _Ideal(b)
-    discounted, ideal_discounted, idcg_prefix = _dcg_parts(b, ideal)
+    table = _table(b, m)
+    ideal, gain = _Ideal(b, table), _gains(b, table)
+    discounted, ideal_discounted, idcg_prefix = _dcg_parts(b, gain, ideal)
     dcg = running_sum(discounted, b.offsets)
     n_pos = ideal.count[b.row_query]
     idcg = ideal.at(idcg_prefix, b.row_query, np.minimum(b.rank + 1, n_pos))
-    at_rel = (_gains(b) > 0) & (n_pos > 0)
+    at_rel = (gain > 0) & (n_pos > 0)
     points = b.per_query_sum(np.where(at_rel, _safe_div(dcg, idcg), 0.0))
     found = b.per_query_sum(at_rel)
     idcg_total = np.bincount(ideal.query, weights=ideal_discounted, minlength=b.n_queries)
@@ -113,8 +129,9 @@ def _sum_before(b: RankedBlock, values: np.ndarray, query: np.ndarray, before: n
 
 def r_ndcg(b: RankedBlock, m: Measure) -> np.ndarray:
     """trec_eval Rndcg: nDCG averaged over the ranks where the ideal gain changes."""
-    ideal = _Ideal(b)
-    discounted, ideal_discounted, idcg_prefix = _dcg_parts(b, ideal)
+    table = _table(b, m)
+    ideal = _Ideal(b, table)
+    discounted, ideal_discounted, idcg_prefix = _dcg_parts(b, _gains(b, table), ideal)
     previous = np.concatenate([[np.nan], ideal.gain[:-1]])
     change = (ideal.position >= 1) & (ideal.gain != previous)
     ends = np.flatnonzero(ideal.count > 0)  # the ideal gain drops to 0 after the last positive doc
@@ -134,12 +151,28 @@ def r_ndcg(b: RankedBlock, m: Measure) -> np.ndarray:
 
 
 def graded_rbp(b: RankedBlock, m: Measure) -> np.ndarray:
-    """trec_eval rbp: (1 - p) * sum of p^i * gain, gains scaled to [0, 1] when a grade exceeds 1."""
+    """trec_eval rbp: (1 - p) * sum of p^i * gain, gains rescaled to [0, 1] when one falls outside.
+
+    The range is taken over 0, the gains of the grades 0 .. the query's highest judged grade
+    and the gains set explicitly (``g5=...`` counts for every query), as trec_eval's default
+    build does (docs/semantics.md).
+    """
     p = float(m.get("p"))
-    top = np.zeros(b.n_queries, dtype=np.float64)
-    np.maximum.at(top, b.qrel_query, np.maximum(b.qrel_grade, 0).astype(np.float64))
-    scale = np.where(top > 1.0, top, 1.0)
-    gain = _gains(b) / scale[b.row_query]
+    table = _table(b, m)
+    top = np.full(b.n_queries, -1, dtype=np.int64)
+    np.maximum.at(top, b.qrel_query, b.qrel_grade.astype(np.int64))
+    given = [table[int(k[1:])] for k, _ in m.params if k.startswith("g")]
+    low = np.minimum.accumulate(np.minimum(table, 0.0))[np.maximum(top, 0)]
+    high = np.maximum.accumulate(np.maximum(table, 0.0))[np.maximum(top, 0)]
+    low = np.where(top >= 0, low, 0.0)
+    high = np.where(top >= 0, high, 0.0)
+    if given:
+        low, high = np.minimum(low, min(given)), np.maximum(high, max(given))
+    scaled = (low < 0) | (high > 1)
+    span = np.where(scaled, high - low, 1.0)
+    raw = _gains(b, table)
+    q = b.row_query
+    gain = np.where(b.judged & (b.grade >= 0) & scaled[q], (raw - low[q]) / span[q], raw)
     weight = np.power(p, b.rank.astype(np.float64))
     return (1.0 - p) * b.per_query_sum(np.where(gain != 0, gain * weight, 0.0))
 
@@ -155,18 +188,26 @@ def gain_table(m: Measure, max_grade: int) -> np.ndarray:
     return table
 
 
+def _gain_dcg_parts(b: RankedBlock, m: Measure) -> tuple[np.ndarray, np.ndarray]:
+    """DCG of the retrieved gains and of the ideal gains (positive, highest first), per query."""
+    table = _table(b, m)
+    ideal, gain = _Ideal(b, table), _gains(b, table)
+    dcg = b.per_query_sum(np.where(gain != 0, gain / np.log2(b.rank + 2.0), 0.0))
+    idcg = np.bincount(ideal.query, weights=ideal.gain / np.log2(ideal.position + 2.0), minlength=b.n_queries)
+    return dcg, idcg
+
+
 def gain_ndcg(b: RankedBlock, m: Measure) -> np.ndarray:
     """trec_eval ndcg with per-grade gains: DCG of the gains over the DCG of the positive gains, highest first."""
-    top = int(max(b.qrel_grade.max(initial=0), b.grade.max(initial=0)))
-    table = gain_table(m, top)
-    gain = np.where(b.judged & (b.grade >= 0), table[np.maximum(b.grade, 0)], 0.0)
-    dcg = b.per_query_sum(np.where(gain != 0, gain / np.log2(b.rank + 2.0), 0.0))
-    judged = b.qrel_grade >= 0
-    ideal_gain, ideal_query = table[b.qrel_grade[judged]], b.qrel_query[judged]
-    positive = ideal_gain > 0
-    ideal_gain, ideal_query = ideal_gain[positive], ideal_query[positive]
-    order = np.lexsort((-ideal_gain, ideal_query))
-    ideal_gain, ideal_query = ideal_gain[order], ideal_query[order]
-    position = positions_in_group(group_offsets(ideal_query, b.n_queries))
-    idcg = np.bincount(ideal_query, weights=ideal_gain / np.log2(position + 2.0), minlength=b.n_queries)
+    dcg, idcg = _gain_dcg_parts(b, m)
     return _safe_div(dcg, idcg)
+
+
+def gain_dcg(b: RankedBlock, m: Measure) -> np.ndarray:
+    """trec_eval dcg with per-grade gains."""
+    return _gain_dcg_parts(b, m)[0]
+
+
+def ideal_dcg(b: RankedBlock, m: Measure) -> np.ndarray:
+    """trec_eval ideal_dcg: the DCG of the query's positive gains, highest first."""
+    return _gain_dcg_parts(b, m)[1]

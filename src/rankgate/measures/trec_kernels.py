@@ -14,9 +14,9 @@ import numpy as np
 from rankgate.core.columns import group_offsets, positions_in_group
 from rankgate.measures.block import RankedBlock
 from rankgate.measures.registry import Measure
+from rankgate.measures.trec_names import recall_levels
 
 INFAP_EPSILON = 0.00001  # trec_eval's smoothing constant of infAP
-IPREC_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)  # 11pt_avg's recall levels
 
 
 def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -135,11 +135,12 @@ def iprec_at_recall(b: RankedBlock, m: Measure) -> np.ndarray:
 
 
 def iprec_average(b: RankedBlock, m: Measure) -> np.ndarray:
-    values = _iprec(b, m.get("rel"), IPREC_LEVELS)
+    levels = recall_levels(str(m.get("levels")))
+    values = _iprec(b, m.get("rel"), levels)
     total = np.zeros(b.n_queries)
-    for j in range(len(IPREC_LEVELS) - 1, -1, -1):  # trec_eval adds the highest level first
+    for j in range(len(levels) - 1, -1, -1):  # trec_eval adds the highest level first
         total += values[:, j]
-    return total / len(IPREC_LEVELS)
+    return total / len(levels)
 
 
 # -- AP variants -----------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import math
 
 from rankgate.measures import definitions  # noqa: F401  (the base families register first)
 from rankgate.measures.registry import REL, TREC_EVAL_CUTOFFS, Alias, LazyFunction, MeasureSpec, ParamSpec, register
-from rankgate.measures.trec_names import UNJ_CUTOFFS
+from rankgate.measures.trec_names import UNJ_CUTOFFS, valid_levels
 
 
 def _kernel(module: str, name: str) -> LazyFunction:
@@ -46,6 +46,8 @@ def _spec(name: str, kernel: tuple[str, str], twin: str, **fields: object) -> Me
 
 
 TK, GK = "trec_kernels", "trec_gain_kernels"
+# trec_eval's per-grade gains (G.1=3,2=9 is G(g1=3.0,g2=9.0)); a grade above 9 gains its own value
+GAINS = tuple(_number(f"g{level}", float(level), f"gain of grade {level}", -math.inf) for level in range(10))
 
 _spec(
     "GMAP", ("kernels", "average_precision"), "rankgate.measures.reference.average_precision",
@@ -78,10 +80,18 @@ _spec(
 )  # fmt: skip
 _spec(
     "IPrecAvg", (TK, "iprec_average"), "iprec_average",
-    summary="11-point interpolated average precision",
-    definition="Mean of IPrec at recall 0, 0.1, ..., 1",
-    params=(REL,), trec_eval="11pt_avg",
-    aliases=(Alias("11pt_avg", "trec_eval", ("11pt_avg",)),), examples=("IPrecAvg",),
+    summary="11-point interpolated average precision (or at other recall levels)",
+    definition=(
+        "Mean of IPrec at the recall levels: 0, 0.1, ..., 1 by default, else those of 'levels' "
+        "(ascending numbers from 0 to 1, comma-separated, written as in levels='0.25,0.5')"
+    ),
+    params=(
+        ParamSpec("levels", str, "", "recall levels, ascending ('' = 0, 0.1, ..., 1)", check=valid_levels,
+                  requirement="ascending numbers from 0 to 1 written as Python prints them, e.g. '0.25,0.5'"),
+        REL,
+    ),
+    trec_eval="11pt_avg (11pt_avg.x,y,...)",
+    aliases=(Alias("11pt_avg", "trec_eval", ("11pt_avg",)),), examples=("IPrecAvg", "IPrecAvg(levels='0.25,0.5')"),
 )  # fmt: skip
 _spec(
     "InfAP", (TK, "inferred_ap"), "inferred_ap",
@@ -133,22 +143,24 @@ _spec(
     "G", (GK, "normalized_gain"), "normalized_gain",
     summary="trec_eval's normalized gain G (graded)",
     definition=(
-        "Gain = grade (0 when unjudged or negative). Sum over retrieved docs at 0-based rank i of "
-        "gain / log2(2 + C_i - S_i), S_i = gain of ranks <= i, C_i = sum over ranks t <= i of "
-        "max(1, t-th ideal gain); divided by the sum of the ideal gains. Ignores 'rel'"
+        "Gain = g<grade> (g0..g9, default the grade; 0 when unjudged or negative). Sum over retrieved docs "
+        "at 0-based rank i of gain / log2(2 + C_i - S_i), S_i = gain of ranks <= i, C_i = sum over ranks "
+        "t <= i of max(1, t-th ideal gain), the ideal gains being the query's positive gains, highest first; "
+        "divided by the sum of the ideal gains. Ignores 'rel'"
     ),
-    trec_eval="G (default gains)",
-    aliases=(Alias("G", "trec_eval", ("G",)),), examples=("G",),
+    params=GAINS, bounds=(-math.inf, math.inf), trec_eval="G (G.level=gain,...)",
+    aliases=(Alias("G", "trec_eval", ("G",)),), examples=("G", "G(g1=3.0,g2=9.0)"),
 )  # fmt: skip
 _spec(
     "nDCGRel", (GK, "ndcg_rel"), "ndcg_rel",
     summary="nDCG averaged over the ranks of the docs with positive gain",
     definition=(
         "Mean over the n docs with positive gain of nDCG at its rank when retrieved (ideal DCG capped at n "
-        "docs), else of the nDCG of the whole ranking; 0 when n = 0. Ignores 'rel'"
+        "docs), else of the nDCG of the whole ranking; 0 when n = 0. Gain = g<grade> (g0..g9, default "
+        "the grade). Ignores 'rel'"
     ),
-    trec_eval="ndcg_rel (default gains)",
-    aliases=(Alias("ndcg_rel", "trec_eval", ("ndcg_rel",)),), examples=("nDCGRel",),
+    params=GAINS, bounds=(-math.inf, math.inf), trec_eval="ndcg_rel (ndcg_rel.level=gain,...)",
+    aliases=(Alias("ndcg_rel", "trec_eval", ("ndcg_rel",)),), examples=("nDCGRel", "nDCGRel(g1=3.0,g2=9.0)"),
 )  # fmt: skip
 _spec(
     "RnDCG", (GK, "r_ndcg"), "r_ndcg",
@@ -156,10 +168,10 @@ _spec(
     definition=(
         "Mean of nDCG@t over each t where the ideal gain changes (t > 0) or drops to 0, plus the whole "
         "ranking's nDCG when at least 2 more docs were retrieved than have positive gain (trec_eval's "
-        "rule); 0 when R = 0"
+        "rule); 0 when R = 0. Gain = g<grade> (g0..g9, default the grade)"
     ),
-    params=(REL,), trec_eval="Rndcg (default gains)",
-    aliases=(Alias("Rndcg", "trec_eval", ("Rndcg",)),), examples=("RnDCG",),
+    params=(REL, *GAINS), bounds=(-math.inf, math.inf), trec_eval="Rndcg (Rndcg.level=gain,...)",
+    aliases=(Alias("Rndcg", "trec_eval", ("Rndcg",)),), examples=("RnDCG", "RnDCG(g1=3.0,g2=9.0)"),
 )  # fmt: skip
 _spec(
     "RelP", (TK, "relative_precision"), "relative_precision",
@@ -239,12 +251,14 @@ _spec(
     "GradedRBP", (GK, "graded_rbp"), "graded_rbp",
     summary="trec_eval's rbp: rank-biased precision of graded gains scaled to [0, 1]",
     definition=(
-        "(1 - p) * sum over retrieved docs at 0-based rank i of p^i * gain, gain = grade / G when the "
-        "query's highest judged grade G exceeds 1, else the grade (0 when unjudged or negative). Ignores "
-        "'rel'. Not ranx's `rbp` (RBP)"
+        "(1 - p) * sum over retrieved docs at 0-based rank i of p^i * gain; gain = g<grade> (g0..g9, default "
+        "the grade; 0 when unjudged or negative), rescaled to (gain - lo) / (hi - lo) when lo < 0 or hi > 1, "
+        "lo and hi being the least and greatest of 0, the gains of grades 0 to the query's highest judged "
+        "grade and every gain g<k> set to a value other than k. Ignores 'rel'. Not ranx's `rbp` (RBP)"
     ),
-    params=(_PERSISTENCE,), trec_eval="rbp (rbp.p=x; see docs/semantics.md)",
-    examples=("GradedRBP", "GradedRBP(p=0.8)"),
+    params=(_PERSISTENCE, *GAINS),
+    trec_eval="rbp (rbp.p=x,level=gain,...; see docs/semantics.md)",
+    examples=("GradedRBP", "GradedRBP(p=0.8)", "GradedRBP(g1=3.0,p=0.5)"),
 )  # fmt: skip
 _spec(
     "NumQ", (TK, "num_q"), "num_q",
@@ -261,7 +275,27 @@ _spec(
         "0..9, the grade itself above 9, 0 when unjudged or negative; divided by the DCG of the query's "
         "judged docs of positive gain, highest gain first; 0 when that is 0. With the default gains it is nDCG"
     ),
-    params=tuple(_number(f"g{level}", float(level), f"gain of grade {level}", -math.inf) for level in range(10)),
+    params=GAINS,
     bounds=(-math.inf, math.inf), trec_eval="ndcg.level=gain,... (ndcg.1=3,2=9)",
     examples=("GainNDCG(g1=3.0,g2=9.0)",),
+)  # fmt: skip
+_spec(
+    "GainDCG", (GK, "gain_dcg"), "gain_dcg",
+    summary="DCG with a gain for each grade (trec_eval's dcg.level=gain,...)",
+    definition=(
+        "Sum over retrieved docs at 0-based rank i of gain / log2(i + 2), gain = g<grade> (g0..g9, default "
+        "the grade; a grade above 9 gains itself; 0 when unjudged or negative). With the default gains it is DCG"
+    ),
+    params=GAINS, bounds=(-math.inf, math.inf), trec_eval="dcg.level=gain,... (bare dcg is DCG)",
+    examples=("GainDCG(g1=3.0,g2=9.0)",),
+)  # fmt: skip
+_spec(
+    "IdealDCG", (GK, "ideal_dcg"), "ideal_dcg",
+    summary="DCG of the ideal ranking (trec_eval's ideal_dcg)",
+    definition=(
+        "DCG of the query's judged docs of positive gain, highest gain first (gain = g<grade>, g0..g9, "
+        "default the grade); the denominator of GainNDCG"
+    ),
+    params=GAINS, bounds=(0.0, math.inf), trec_eval="ideal_dcg (ideal_dcg.level=gain,...)",
+    aliases=(Alias("ideal_dcg", "trec_eval", ("ideal_dcg",)),), examples=("IdealDCG", "IdealDCG(g1=3.0,g2=9.0)"),
 )  # fmt: skip

@@ -5,6 +5,7 @@ Read by the parser (`rankgate.measures.parse`) without loading the registry's fa
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rankgate.measures.registry import ParamValue
@@ -40,3 +41,26 @@ NUMBER_PARAMS: dict[str, NumberParams] = {
     "set_f": NumberParams("SetF", ("beta",), ((1.0,),)),
     "utility": NumberParams("Utility", ("a", "b", "c", "d"), ((1.0, -1.0, 0.0, 0.0),)),
 }
+
+
+def levels_text(levels: Iterable[float]) -> str:
+    """IPrecAvg's ``levels`` parameter for these recall levels: ``"0.25,0.5"``."""
+    return ",".join(repr(float(x)) for x in levels)
+
+
+def recall_levels(text: str) -> tuple[float, ...]:
+    """The recall levels of IPrecAvg's ``levels`` (empty: trec_eval's 11 points 0, 0.1, ..., 1)."""
+    return tuple(float(x) for x in text.split(",")) if text else IPREC_LEVELS
+
+
+def valid_levels(text: str) -> bool:
+    """Whether ``text`` is canonical: numbers from 0 to 1 in ascending order, each as Python prints it."""
+    if text == "":
+        return True
+    if not isinstance(text, str):
+        return False
+    try:
+        values = [float(x) for x in text.split(",")]
+    except ValueError:
+        return False
+    return levels_text(values) == text and values == sorted(values) and values[0] >= 0.0 and values[-1] <= 1.0

@@ -12,8 +12,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from rankgate.measures.trec_names import recall_levels
+
 INFAP_EPSILON = 0.00001
-IPREC_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 
 def _grades(ranking: Sequence[str], judgments: Mapping[str, int]) -> list[int | None]:
@@ -110,7 +111,8 @@ def iprec_at_recall(ranking, judgments, m, max_grade):  # type: ignore[no-untype
 
 
 def iprec_average(ranking, judgments, m, max_grade):  # type: ignore[no-untyped-def]
-    return sum(_iprec(ranking, judgments, m.get("rel"), x) for x in IPREC_LEVELS) / len(IPREC_LEVELS)
+    levels = recall_levels(m.get("levels"))
+    return sum(_iprec(ranking, judgments, m.get("rel"), x) for x in levels) / len(levels)
 
 
 def inferred_ap(ranking, judgments, m, max_grade):  # type: ignore[no-untyped-def]
@@ -153,22 +155,33 @@ def rbp_residual(ranking, judgments, m, max_grade):  # type: ignore[no-untyped-d
     return p ** len(ranking) + (1 - p) * sum(weights) if weights else 0.0
 
 
-def _gain(g: int | None) -> float:
-    return float(g) if g is not None and g > 0 else 0.0
+def _gain_of(m):  # type: ignore[no-untyped-def]
+    """The gain of a judged grade under ``m``'s ``g0`` .. ``g9`` (a grade above 9 gains itself)."""
+
+    def gain(g: int) -> float:
+        return float(m.get(f"g{g}")) if g < 10 else float(g)
+
+    return gain
 
 
-def _ideal(judgments: Mapping[str, int]) -> list[float]:
-    return sorted((float(g) for g in judgments.values() if g > 0), reverse=True)
+def _doc_gains(ranking, judgments, m):  # type: ignore[no-untyped-def]
+    gain = _gain_of(m)
+    return [gain(g) if g is not None and g >= 0 else 0.0 for g in _grades(ranking, judgments)]
+
+
+def _ideal(judgments, m):  # type: ignore[no-untyped-def]
+    gain = _gain_of(m)
+    return sorted((gain(g) for g in judgments.values() if g >= 0 and gain(g) > 0), reverse=True)
 
 
 def normalized_gain(ranking, judgments, m, max_grade):  # type: ignore[no-untyped-def]
-    ideal = _ideal(judgments)
+    ideal = _ideal(judgments, m)
     total, cost, so_far = 0.0, 0.0, 0.0
-    for i, g in enumerate(_grades(ranking, judgments)):
+    for i, g in enumerate(_doc_gains(ranking, judgments, m)):
         cost += max(ideal[i], 1.0) if i < len(ideal) else 1.0
-        so_far += _gain(g)
-        if _gain(g):
-            total += _gain(g) / math.log2(2 + cost - so_far)
+        so_far += g
+        if g:
+            total += g / math.log2(2 + cost - so_far)
     return total / sum(ideal) if ideal else 0.0
 
 
@@ -181,10 +194,10 @@ def _dcg_prefix(gains: Sequence[float]) -> list[float]:
 
 
 def ndcg_rel(ranking, judgments, m, max_grade):  # type: ignore[no-untyped-def]
-    ideal = _ideal(judgments)
+    ideal = _ideal(judgments, m)
     if not ideal:
         return 0.0
-    gains = [_gain(g) for g in _grades(ranking, judgments)]
+    gains = _doc_gains(ranking, judgments, m)
     dcg, idcg = _dcg_prefix(gains), _dcg_prefix(ideal)
     points = [dcg[i + 1] / idcg[min(i + 1, len(ideal))] for i, g in enumerate(gains) if g > 0]
     total = sum(points) + (len(ideal) - len(points)) * dcg[-1] / idcg[-1]
@@ -192,10 +205,10 @@ def ndcg_rel(ranking, judgments, m, max_grade):  # type: ignore[no-untyped-def]
 
 
 def r_ndcg(ranking, judgments, m, max_grade):  # type: ignore[no-untyped-def]
-    ideal = _ideal(judgments)
+    ideal = _ideal(judgments, m)
     if not ideal or not any(g >= m.get("rel") for g in judgments.values()):
         return 0.0
-    gains = [_gain(g) for g in _grades(ranking, judgments)]
+    gains = _doc_gains(ranking, judgments, m)
     dcg, idcg = _dcg_prefix(gains), _dcg_prefix(ideal)
     # nDCG where the ideal gain changes: before each new gain level, and where it drops to 0
     changes = [t for t in range(1, len(ideal)) if ideal[t] != ideal[t - 1]] + [len(ideal)]
@@ -206,23 +219,30 @@ def r_ndcg(ranking, judgments, m, max_grade):  # type: ignore[no-untyped-def]
 
 
 def graded_rbp(ranking, judgments, m, max_grade):  # type: ignore[no-untyped-def]
-    p = m.get("p")
-    top = max([g for g in judgments.values() if g >= 0], default=0)
+    p, gain = m.get("p"), _gain_of(m)
+    top = max([g for g in judgments.values() if g >= 0], default=-1)
+    # trec_eval's gain table: grades 0 .. the query's highest, and every grade given a gain
+    table = [gain(g) for g in range(top + 1)] + [gain(int(k[1:])) for k, _ in m.params if k.startswith("g")]
+    low, high = min([0.0, *table]), max([0.0, *table])
     total, weight = 0.0, 1.0
     for g in _grades(ranking, judgments):
-        gain = _gain(g) / top if top > 1 else _gain(g)
-        if gain:
-            total += gain * weight
+        x = 0.0 if g is None or g < 0 else gain(g)
+        if g is not None and g >= 0 and (low < 0 or high > 1):
+            x = (x - low) / (high - low)
+        if x:
+            total += x * weight
         weight *= p
     return (1 - p) * total
 
 
 def gain_ndcg(ranking, judgments, m, max_grade):  # type: ignore[no-untyped-def]
-    def gain(g: int) -> float:
-        return float(m.get(f"g{g}")) if g < 10 else float(g)
-
-    grades = _grades(ranking, judgments)
-    dcg = sum(gain(g) / math.log2(i + 2) for i, g in enumerate(grades) if g is not None and g >= 0 and gain(g))
-    ideal = sorted((gain(g) for g in judgments.values() if g >= 0 and gain(g) > 0), reverse=True)
-    idcg = sum(x / math.log2(i + 2) for i, x in enumerate(ideal))
+    dcg, idcg = gain_dcg(ranking, judgments, m, max_grade), ideal_dcg(ranking, judgments, m, max_grade)
     return dcg / idcg if idcg > 0 else 0.0
+
+
+def gain_dcg(ranking, judgments, m, max_grade):  # type: ignore[no-untyped-def]
+    return sum(x / math.log2(i + 2) for i, x in enumerate(_doc_gains(ranking, judgments, m)) if x)
+
+
+def ideal_dcg(ranking, judgments, m, max_grade):  # type: ignore[no-untyped-def]
+    return sum(x / math.log2(i + 2) for i, x in enumerate(_ideal(judgments, m)))
