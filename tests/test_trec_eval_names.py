@@ -115,3 +115,29 @@ def test_eval_reads_trec_eval_names(capsys, tmp_path):
     code, out, _ = invoke(capsys, "eval", str(qrels), str(run), "-m", "P.5,10", "-m", "ndcg_cut", "--format", "json")
     assert code == 0
     assert json.loads(out)["measures"] == ["P@5", "P@10", *(f"nDCG@{k}" for k in DEFAULT)]
+
+
+@pytest.mark.parametrize(
+    ("name", "trec_eval_reading", "cut"),
+    [
+        ("map.5", "'map' over the whole ranking", "'AP@5' or trec_eval's 'map_cut.5'"),
+        ("recip_rank.10", "'recip_rank' over the whole ranking", "'RR@10'"),
+        ("num_ret.5", "'num_ret' over the whole ranking", "'NumRet@5'"),
+        ("num_rel_ret.5,10", "'num_rel_ret' over the whole ranking", "'NumRelRet@5'"),
+        ("num_nonrel_judged_ret.5", "'num_nonrel_judged_ret' over the whole ranking", "'NumNonrelJudgedRet@5'"),
+        ("ndcg.10", "trec_eval refuses it", "'nDCG@10' or trec_eval's 'ndcg_cut.10'"),
+        ("dcg.3", "trec_eval refuses it", "'DCG@3'"),
+    ],
+)
+def test_dot_numbers_on_words_trec_eval_does_not_cut_are_refused(name, trec_eval_reading, cut):
+    # trec_eval ignores `.5` on map (or refuses it on ndcg); rankgate's alias would cut at 5:
+    # a silently different number either way, so both readings are named instead.
+    with pytest.raises(rankgate.MeasureError) as caught:
+        parse_measures([name])
+    message = str(caught.value)
+    assert "can be read two ways" in message and trec_eval_reading in message and cut in message
+
+
+@pytest.mark.parametrize(("name", "expected"), [("map_5", "AP@5"), ("map@5", "AP@5"), ("unj.5", "Unjudged@5")])
+def test_unambiguous_cut_spellings_still_read(name, expected):
+    assert [str(m) for m in parse_measures([name])] == [expected]

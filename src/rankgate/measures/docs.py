@@ -58,7 +58,9 @@ trec_eval's names mean what they mean in trec_eval, so one name may stand for se
 measures. A cut family spelled as trec_eval spells it and given no cutoff is the family at
 trec_eval's default cutoffs: `P`, `recall`, `ndcg_cut` and `map_cut` are P, R, nDCG and AP at
 {cutoffs}; `success` is Success at 1, 5 and 10. `word.a,b` and `word_a,b` are lists:
-`P.5,10` is `P@5` and `P@10` (`-m P.5,10` keeps the list whole). The same word in another
+`P.5,10` is `P@5` and `P@10` (`-m P.5,10` keeps the list whole). On a word trec_eval does not cut
+(`map.5`, `recip_rank.10`; `ndcg.10`, whose trec_eval parameters are gain pairs) the number
+would be read two ways, so it is refused with both readings (write `AP@5` or `map_cut.5`). The same word in another
 case (`Recall`, `NDCG_CUT`) is not trec_eval's spelling and could also be the uncut measure,
 so it is refused with both readings; `R`, `nDCG` and `AP` are the uncut measures. Where one
 measure is wanted (a gate's `metric:`, a lookup such as `result["P@10"]`), a name of several

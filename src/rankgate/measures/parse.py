@@ -90,6 +90,7 @@ def read_name(text: str | Measure) -> tuple[Measure, ...]:
         return trec
     numbered = _WORD_NUMBERS.match(name)
     if numbered and (found := reading(numbered.group("word"))) is not None:
+        _refuse_trec_eval_dot(numbered.group("word"), numbered.group("sep"), found, name)
         return _numbered(found, numbered.group("sep"), numbered.group("digits"), name)
     found = reading(name)
     if found is not None and name not in _canonical_names():
@@ -129,6 +130,32 @@ def _numbered(found: Reading, sep: str, digits: str, name: str) -> tuple[Measure
         else:
             out.append(Measure.make(found.family, int(n), **fixed))
     return tuple(dict.fromkeys(out))
+
+
+def _refuse_trec_eval_dot(word: str, sep: str, found: Reading, name: str) -> None:
+    """``map.5``: trec_eval's map (it ignores ``.5``) or AP@5? Refused with both readings.
+
+    >>> parse_measure("map.5")
+    Traceback (most recent call last):
+    ...
+    rankgate.errors.MeasureError: 'map.5' can be read two ways: trec_eval reads it as 'map' over the whole ranking (trec_eval ignores '.5'), or AP at cutoff 5 (write 'AP@5' or trec_eval's 'map_cut.5').
+    """
+    from rankgate.measures.trec_names import TREC_EVAL_NO_CUTOFF
+
+    if sep != "." or word.lower() not in TREC_EVAL_NO_CUTOFF:
+        return
+    trec_word = word.lower()
+    digits = name.split(".", 1)[1]
+    first = digits.split(",")[0]
+    cut_word = TREC_EVAL_NO_CUTOFF[trec_word]
+    if trec_word in ("ndcg", "dcg"):
+        trec = f"trec_eval refuses it ('{trec_word}' takes gain pairs such as '{trec_word}.1=3,2=9')"
+    else:
+        trec = f"trec_eval reads it as {trec_word!r} over the whole ranking (trec_eval ignores '.{digits}')"
+    cut = f"'{found.family}@{first}'" + (f" or trec_eval's '{cut_word}.{first}'" if cut_word else "")
+    raise MeasureError(
+        f"{name!r} can be read two ways: {trec}, or {found.family} at cutoff {first} (write {cut})."
+    )
 
 
 def _trec_eval_words(name: str) -> tuple[Measure, ...] | None:

@@ -35,6 +35,19 @@ class NumberParams:
     defaults: tuple[tuple[ParamValue, ...], ...]
 
 
+# trec_eval words that take no cutoff list: in trec_eval `map.5` is map (the `.5` is ignored) and
+# `ndcg.5` is an error (ndcg takes gain pairs), while rankgate's aliases of these words take a
+# cutoff. `word.k` would be read two ways, so the parser refuses it and names both readings.
+TREC_EVAL_NO_CUTOFF: dict[str, str] = {
+    "map": "map_cut",
+    "recip_rank": "",
+    "num_ret": "",
+    "num_rel_ret": "",
+    "num_nonrel_judged_ret": "",
+    "ndcg": "ndcg_cut",
+    "dcg": "",
+}
+
 NUMBER_PARAMS: dict[str, NumberParams] = {
     "iprec_at_recall": NumberParams("IPrec", ("recall",), tuple((x,) for x in IPREC_LEVELS)),
     "rprec_mult": NumberParams("RprecMult", ("mult",), tuple((x,) for x in RPREC_MULTS)),
