@@ -133,12 +133,14 @@ def _numbered(found: Reading, sep: str, digits: str, name: str) -> tuple[Measure
 
 
 def _refuse_trec_eval_dot(word: str, sep: str, found: Reading, name: str) -> None:
-    """``map.5``: trec_eval's map (it ignores ``.5``) or AP@5? Refused with both readings.
+    r"""``map.5``: trec_eval's map (it ignores ``.5``) or AP@5? Refused with both readings.
 
-    >>> parse_measure("map.5")
-    Traceback (most recent call last):
-    ...
-    rankgate.errors.MeasureError: 'map.5' can be read two ways: trec_eval reads it as 'map' over the whole ranking (trec_eval ignores '.5'), or AP at cutoff 5 (write 'AP@5' or trec_eval's 'map_cut.5').
+    >>> try:
+    ...     parse_measure("map.5")
+    ... except MeasureError as e:
+    ...     print(str(e).replace("), ", "),\n"))
+    'map.5' can be read two ways: trec_eval reads it as 'map' over the whole ranking (trec_eval ignores '.5'),
+    or AP at cutoff 5 (write 'AP@5' or trec_eval's 'map_cut.5').
     """
     from rankgate.measures.trec_names import TREC_EVAL_NO_CUTOFF
 
@@ -153,9 +155,7 @@ def _refuse_trec_eval_dot(word: str, sep: str, found: Reading, name: str) -> Non
     else:
         trec = f"trec_eval reads it as {trec_word!r} over the whole ranking (trec_eval ignores '.{digits}')"
     cut = f"'{found.family}@{first}'" + (f" or trec_eval's '{cut_word}.{first}'" if cut_word else "")
-    raise MeasureError(
-        f"{name!r} can be read two ways: {trec}, or {found.family} at cutoff {first} (write {cut})."
-    )
+    raise MeasureError(f"{name!r} can be read two ways: {trec}, or {found.family} at cutoff {first} (write {cut}).")
 
 
 def _trec_eval_words(name: str) -> tuple[Measure, ...] | None:
