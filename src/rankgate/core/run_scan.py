@@ -11,8 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from rankgate.core.columns import find_duplicate_pairs, indices, take_rows
+from rankgate.core.columns import column_to_numpy, find_duplicate_pairs, indices, numeric_array, take_rows
 from rankgate.core.hashing import string_hashes
 from rankgate.core.parallel import parallel_map
 
@@ -85,14 +86,44 @@ def find_self_matches(
     return dict(sorted(out.items()))
 
 
-def tied_neighbours(codes: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """Rows ``i`` (ascending) whose score and query equal those of row ``i + 1``."""
-    step = 1 << 19  # in slices: no full-size temporaries
+def tie_group_moves(codes: np.ndarray, scores: np.ndarray, docs: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """trec_eval's tie rule on rows sorted by (query, score desc): ``(rows, within)`` such that the
+    evaluation order puts row ``rows[within[i]]`` at ``rows[i]`` (rows ascending; both int32 below
+    2**31 rows). Only rows in a group of equal (query, score) move: by doc id descending (byte-wise),
+    stable.
 
-    def tied(lo: int) -> np.ndarray:
-        hi = min(lo + step, len(codes) - 1)
-        rows = np.flatnonzero(scores[lo + 1 : hi + 1] == scores[lo:hi]) + lo  # few: then the queries
-        return rows[codes[rows + 1] == codes[rows]]
+    Tie groups never cross a query, so the rows are taken in slices of about `SLICE_ROWS` cut at
+    query starts, on a few threads: each slice finds its groups, copies its tied doc ids and sorts
+    them by (group, doc id descending) on its own; no full-size temporaries, and with nearly every
+    row tied (integer scores) no copy of the whole doc-id column.
+    """
+    n = len(codes)
+    kind = np.int32 if n < 2**31 else np.int64
+    cuts = np.searchsorted(codes, codes[np.arange(SLICE_ROWS, n, SLICE_ROWS)], side="left")  # query starts
+    bounds = np.unique(np.concatenate([[0], cuts, [n]])).tolist()
 
-    found = parallel_map(tied, range(0, len(codes) - 1, step))
-    return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+    def moves(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+        s, c = scores[lo:hi], codes[lo:hi]
+        tied = np.flatnonzero(s[1:] == s[:-1])  # few: then the queries
+        tied = tied[c[tied + 1] == c[tied]]
+        if len(tied) == 0:
+            return np.zeros(0, dtype=kind), np.zeros(0, dtype=kind)
+        after_tie = np.zeros(hi - lo, dtype=bool)  # row i is tied with row i - 1
+        after_tie[tied + 1] = True
+        involved = after_tie.copy()
+        involved[tied] = True
+        rows = np.flatnonzero(involved).astype(kind)  # every row of a tie group, ascending
+        group = np.cumsum(~after_tie[rows], dtype=kind)  # a group starts at a row not tied with the one before
+        table = pa.table({"g": numeric_array(group), "d": take_rows(docs.slice(lo, hi - lo), rows)})
+        order = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")])  # stable
+        return rows + kind(lo), column_to_numpy(order).astype(kind)
+
+    parts = parallel_map(lambda b: moves(*b), zip(bounds[:-1], bounds[1:], strict=True))
+    parts = [p for p in parts if len(p[0])]
+    if not parts:
+        none = np.zeros(0, dtype=np.int64)
+        return none, none
+    rows = np.concatenate([p[0] for p in parts])
+    first = np.cumsum([0] + [len(p[0]) for p in parts[:-1]])
+    within = np.concatenate([p[1] + kind(f) for p, f in zip(parts, first.tolist(), strict=True)])
+    return rows, within

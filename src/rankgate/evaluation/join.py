@@ -1,8 +1,9 @@
 """Which run rows are judged: the join of a `Run` with its `Qrels` on (query, doc).
 
 The run's doc-id hashes, kept from duplicate detection, pick the candidate rows without
-reading a string (`Run.candidate_rows`); their (query, doc) pairs are matched on 64-bit
-hashes, and every match is then checked on the strings themselves. If two judgments share
+reading a string (`Run.candidate_rows`; every row when the judged pairs are too many for that
+filter); their (query, doc) pairs are matched on 64-bit hashes, and every match is then
+checked on the strings themselves. If two judgments share
 a hash, or a check fails, the exact join on interned ids takes over, so the answer never
 depends on a hash.
 """
@@ -32,38 +33,56 @@ def join(q: Qrels, r: Run) -> tuple[np.ndarray, np.ndarray]:
         return empty, empty
     judged_queries = q.query_ids.take(indices(q.query_codes))
     candidate = r.candidate_rows(judged_queries, q.doc_ids)  # a superset of the judged pairs
-    if candidate is not None:
-        found = _join_by_hash(q, r, candidate)
-        if found is not None:
-            return found
+    found = _join_by_hash(q, r, candidate)
+    if found is not None:
+        return found
     return _join_exact(q, r, candidate)
 
 
 _PAIR = np.uint64(0xC2B2AE3D27D4EB4F)  # odd: mixes a query's hash into its docs' hashes
+_HASH_SLICE = 1 << 18  # run rows hashed and looked up at a time when every row is a candidate
 
 
 def _pair_hashes(doc_hashes: np.ndarray, query_hashes: np.ndarray, codes: np.ndarray) -> np.ndarray:
     return doc_hashes ^ (np.take(query_hashes, codes) * _PAIR)
 
 
-def _join_by_hash(q: Qrels, r: Run, candidate: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """`join` for the candidate rows by 64-bit (query, doc) hashes, each match checked on the
-    strings themselves; None (use `_join_exact`) if two judgments share a hash or a check fails."""
+def _join_by_hash(q: Qrels, r: Run, candidate: np.ndarray | None) -> tuple[np.ndarray, np.ndarray] | None:
+    """`join` for the candidate rows (None: every row, a slice at a time) by 64-bit (query, doc)
+    hashes, each match checked on the strings themselves; None (use `_join_exact`) if two
+    judgments share a hash or a check fails.
+
+    With every row a candidate (judged pairs too many for `Run.candidate_rows`' filter, as with
+    BEIR's ~50 judgments a query at depth 100) the run's doc ids are hashed slice by slice: no
+    copy of them and no interning of the judged ids.
+    """
     qrels_keys = _pair_hashes(string_hashes(q.doc_ids), string_hashes(q.query_ids), q.query_codes)
     key_order = np.argsort(qrels_keys)
     sorted_keys = qrels_keys[key_order]
+    del qrels_keys
     if (sorted_keys[1:] == sorted_keys[:-1]).any():
         return None
-    docs = take_rows(r.doc_ids, candidate)
-    keys = _pair_hashes(string_hashes(docs), string_hashes(r.query_ids), r.query_codes[candidate])
-    at, hit = _sorted_lookup(sorted_keys, keys)
-    qrel_rows = key_order[at[hit]]
-    rows = np.flatnonzero(hit)
-    other_doc = pc.any(pc.not_equal(take_rows(docs, rows), take_rows(q.doc_ids, qrel_rows))).as_py()
-    qrels_query = index_in(r.query_ids, q.query_ids)[r.query_codes[candidate[rows]]]
-    if other_doc or not (qrels_query == q.query_codes[qrel_rows]).all():
+    run_query_hashes = string_hashes(r.query_ids)
+    qrels_query = index_in(r.query_ids, q.query_ids)
+
+    def match(rows: np.ndarray | slice) -> tuple[np.ndarray, np.ndarray, bool]:
+        docs = take_rows(r.doc_ids, rows) if isinstance(rows, np.ndarray) else r.doc_ids[rows]
+        codes = r.query_codes[rows]
+        at, hit = _sorted_lookup(sorted_keys, _pair_hashes(string_hashes(docs), run_query_hashes, codes))
+        found = np.flatnonzero(hit)
+        qrel_rows = key_order[at[found]]
+        other_doc = pc.any(pc.not_equal(take_rows(docs, found), take_rows(q.doc_ids, qrel_rows))).as_py()
+        exact = not other_doc and bool((qrels_query[codes[found]] == q.query_codes[qrel_rows]).all())
+        run_rows = rows[found] if isinstance(rows, np.ndarray) else found + rows.start
+        return run_rows, qrel_rows, exact
+
+    if candidate is not None:
+        parts = [match(candidate)]
+    else:
+        parts = parallel_map(match, [slice(lo, lo + _HASH_SLICE) for lo in range(0, r.num_rows, _HASH_SLICE)])
+    if not all(p[2] for p in parts):
         return None  # a 64-bit collision: never seen, but the answer must be exact
-    return candidate[rows], qrel_rows
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
 def _sorted_lookup(sorted_keys: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
