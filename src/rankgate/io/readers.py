@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import pyarrow as pa
 
+from rankgate.core.columns import release_unused
 from rankgate.core.qrels import Qrels
 from rankgate.core.run import Run
 from rankgate.errors import InputError
@@ -39,7 +40,7 @@ def read_run(
     if fmt == "trec":
         parsed = trec.read(source, trec.RUN_LAYOUT, source)
         t = parsed.table
-        return Run(
+        run = Run(
             t["qid"],
             t["docid"],
             parsed.values,
@@ -48,6 +49,9 @@ def read_run(
             duplicates=duplicates,
             locate=parsed.locate,
         )
+        del parsed, t
+        release_unused()  # the file-order columns and the constructor's temporaries
+        return run
     data = read_bytes(path)
     if fmt == "json":
         mapping = tables.read_json_mapping(data, source, "score")
@@ -72,7 +76,10 @@ def read_qrels(
     if fmt == "trec":
         parsed = trec.read(source, trec.QRELS_LAYOUT, source)
         t = parsed.table
-        return Qrels(t["qid"], t["docid"], parsed.values, source=source, duplicates=duplicates, locate=parsed.locate)
+        qrels = Qrels(t["qid"], t["docid"], parsed.values, source=source, duplicates=duplicates, locate=parsed.locate)
+        del parsed, t
+        release_unused()
+        return qrels
     data = read_bytes(path)
     if fmt == "json":
         mapping = tables.read_json_mapping(data, source, "grade")
