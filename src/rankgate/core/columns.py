@@ -175,6 +175,19 @@ def take_blocks(column: pa.ChunkedArray, starts: np.ndarray, lengths: np.ndarray
     return pa.chunked_array(pieces, type=column.type)
 
 
+def concat_releasing(pieces: list[np.ndarray], dtype: Any) -> np.ndarray:
+    """``np.concatenate(pieces)`` as ``dtype``, each piece let go (emptied in the list) once copied:
+    the peak is the output and one piece, not twice the output."""
+    out = np.empty(sum(len(p) for p in pieces), dtype=dtype)
+    at = 0
+    for i in range(len(pieces)):
+        piece = pieces[i]
+        out[at : at + len(piece)] = piece
+        at += len(piece)
+        pieces[i] = piece = out[:0]
+    return out
+
+
 def column_to_numpy(column: pa.ChunkedArray | pa.Array, null_value: float | None = None) -> np.ndarray:
     """A numeric or boolean Arrow column as one numpy array (see `array_to_numpy`)."""
     if isinstance(column, pa.Array):

@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rankgate.core.columns import column_to_numpy, find_duplicate_pairs, indices, numeric_array, take_rows
+from rankgate.core.columns import column_to_numpy, concat_releasing, find_duplicate_pairs, indices, numeric_array, take_rows
 from rankgate.core.hashing import string_hashes
 from rankgate.core.parallel import parallel_map
 
@@ -123,7 +123,9 @@ def tie_group_moves(codes: np.ndarray, scores: np.ndarray, docs: pa.ChunkedArray
     if not parts:
         none = np.zeros(0, dtype=np.int64)
         return none, none
-    rows = np.concatenate([p[0] for p in parts])
-    first = np.cumsum([0] + [len(p[0]) for p in parts[:-1]])
-    within = np.concatenate([p[1] + kind(f) for p, f in zip(parts, first.tolist(), strict=True)])
-    return rows, within
+    first = np.cumsum([0] + [len(p[0]) for p in parts[:-1]]).tolist()
+    row_parts, within_parts = [p[0] for p in parts], [p[1] for p in parts]
+    del parts
+    for i, f in enumerate(first):
+        within_parts[i] += kind(f)  # a slice's positions among all moved rows
+    return concat_releasing(row_parts, kind), concat_releasing(within_parts, kind)

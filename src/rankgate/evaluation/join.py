@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rankgate.core.columns import column_to_numpy, indices, intern, take_rows
+from rankgate.core.columns import column_to_numpy, concat_releasing, indices, intern, take_rows
 from rankgate.core.hashing import string_hashes
 from rankgate.core.parallel import parallel_map
 from rankgate.core.qrels import Qrels
@@ -83,19 +83,9 @@ def _join_by_hash(q: Qrels, r: Run, candidate: np.ndarray | None) -> tuple[np.nd
     del index, sorted_keys, key_order  # before the output is put together: with BEIR's qrels, 100 MB
     if not all(p[2] for p in parts):
         return None  # a 64-bit collision: never seen, but the answer must be exact
-    return _gather([p[0] for p in parts]), _gather([p[1] for p in parts])
-
-
-def _gather(pieces: list[np.ndarray]) -> np.ndarray:
-    """``np.concatenate(pieces)`` as int64, each piece let go once copied (half the peak)."""
-    out = np.empty(sum(len(p) for p in pieces), dtype=np.int64)
-    at = 0
-    for i in range(len(pieces)):
-        piece = pieces[i]
-        out[at : at + len(piece)] = piece
-        at += len(piece)
-        pieces[i] = piece = out[:0]
-    return out
+    run_rows, qrel_rows = [p[0] for p in parts], [p[1] for p in parts]
+    del parts
+    return concat_releasing(run_rows, np.int64), concat_releasing(qrel_rows, np.int64)
 
 
 class _HashIndex:
