@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rankgate.core.columns import column_to_numpy, concat_releasing, find_duplicate_pairs, indices, numeric_array, take_rows
+from rankgate.core.columns import column_to_numpy, find_duplicate_pairs, indices, numeric_array, take_rows
 from rankgate.core.hashing import string_hashes
 from rankgate.core.parallel import parallel_map
 
@@ -102,30 +102,46 @@ def tie_group_moves(codes: np.ndarray, scores: np.ndarray, docs: pa.ChunkedArray
     cuts = np.searchsorted(codes, codes[np.arange(SLICE_ROWS, n, SLICE_ROWS)], side="left")  # query starts
     bounds = np.unique(np.concatenate([[0], cuts, [n]])).tolist()
 
-    def moves(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+    def flags(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """Row i is tied with row i - 1 (``after_tie``) and row i is in a tie group (``involved``)."""
         s, c = scores[lo:hi], codes[lo:hi]
         tied = np.flatnonzero(s[1:] == s[:-1])  # few: then the queries
         tied = tied[c[tied + 1] == c[tied]]
         if len(tied) == 0:
-            return np.zeros(0, dtype=kind), np.zeros(0, dtype=kind)
-        after_tie = np.zeros(hi - lo, dtype=bool)  # row i is tied with row i - 1
+            return None
+        after_tie = np.zeros(hi - lo, dtype=bool)
         after_tie[tied + 1] = True
         involved = after_tie.copy()
         involved[tied] = True
-        rows = np.flatnonzero(involved).astype(kind)  # every row of a tie group, ascending
-        group = np.cumsum(~after_tie[rows], dtype=kind)  # a group starts at a row not tied with the one before
-        table = pa.table({"g": numeric_array(group), "d": take_rows(docs.slice(lo, hi - lo), rows)})
-        order = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")])  # stable
-        return rows + kind(lo), column_to_numpy(order).astype(kind)
+        return after_tie, involved
 
-    parts = parallel_map(lambda b: moves(*b), zip(bounds[:-1], bounds[1:], strict=True))
-    parts = [p for p in parts if len(p[0])]
-    if not parts:
+    def count(lo: int, hi: int) -> int:
+        found = flags(lo, hi)
+        return 0 if found is None else int(np.count_nonzero(found[1]))
+
+    slices = list(zip(bounds[:-1], bounds[1:], strict=True))
+    counts = parallel_map(lambda b: count(*b), slices)  # a first pass, so each slice writes its own output
+    if not sum(counts):
         none = np.zeros(0, dtype=np.int64)
         return none, none
-    first = np.cumsum([0] + [len(p[0]) for p in parts[:-1]]).tolist()
-    row_parts, within_parts = [p[0] for p in parts], [p[1] for p in parts]
-    del parts
-    for i, f in enumerate(first):
-        within_parts[i] += kind(f)  # a slice's positions among all moved rows
-    return concat_releasing(row_parts, kind), concat_releasing(within_parts, kind)
+    starts = np.cumsum([0, *counts]).tolist()
+    rows, within = np.empty(starts[-1], dtype=kind), np.empty(starts[-1], dtype=kind)
+
+    def moves(i: int) -> None:
+        lo, hi = slices[i]
+        found = flags(lo, hi)
+        if found is None:
+            return
+        after_tie, involved = found
+        out = slice(starts[i], starts[i + 1])
+        local = np.flatnonzero(involved).astype(kind)  # every row of a tie group, ascending
+        group = np.cumsum(~after_tie[local], dtype=kind)  # a group starts at a row not tied with the one before
+        table = pa.table({"g": numeric_array(group), "d": take_rows(docs.slice(lo, hi - lo), local)})
+        order = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")])  # stable
+        within[out] = column_to_numpy(order)
+        within[out] += kind(starts[i])  # positions among all moved rows
+        rows[out] = local
+        rows[out] += kind(lo)
+
+    parallel_map(moves, range(len(slices)))
+    return rows, within
