@@ -235,8 +235,10 @@ def intern_ordered(column: Any, *, check_used: bool = True) -> Interned:
 
     A dictionary-typed column (as the TREC reader makes) is mapped chunk by chunk through its
     small dictionaries, straight into the final codes: one pass over the rows, no temporary
-    as large as the column. With ``check_used=False`` a dictionary value that no row uses
-    (a pandas Categorical's unused category) may stay in ``values``; the caller drops it.
+    as large as the column; one whose single dictionary is already unique and in byte order (as
+    `rankgate.io.trec` hands a run over) is taken as it is, its codes a view of its indices. With
+    ``check_used=False`` a dictionary value that no row uses (a pandas Categorical's unused
+    category) may stay in ``values``; the caller drops it.
     """
     if not isinstance(column, pa.ChunkedArray | pa.Array):
         column = as_strings(column)
@@ -250,6 +252,13 @@ def intern_ordered(column: Any, *, check_used: bool = True) -> Interned:
         codes = np.take(rank.astype(plain.codes.dtype), plain.codes)
         return Interned(codes=codes, values=as_string_array(plain.values.take(indices(np.argsort(rank)))))
     chunks = [c for c in column.chunks if len(c)]
+    if len(chunks) == 1 and chunks[0].indices.type == pa.int32() and _strictly_increasing(chunks[0].dictionary):
+        ready = Interned(codes=array_to_numpy(chunks[0].indices), values=as_string_array(chunks[0].dictionary))
+        if not check_used or len(ready.values) == 0:
+            return ready
+        used = np.bincount(ready.codes, minlength=len(ready.values)) > 0
+        if used.all():
+            return ready
     dictionaries = pa.chunked_array([c.dictionary for c in chunks], type=column.type.value_type)
     found = pc.unique(dictionaries)
     values = as_string_array(found.take(pc.sort_indices(found)))
@@ -275,6 +284,15 @@ def intern_ordered(column: Any, *, check_used: bool = True) -> Interned:
         np.take(remap, codes, out=codes, mode="clip")
         values = as_string_array(values.filter(pa.array(used)))
     return Interned(codes=codes, values=values)
+
+
+def _strictly_increasing(values: pa.Array) -> bool:
+    """Whether strings are unique and in byte order (Arrow compares strings byte-wise)."""
+    if not pa.types.is_string(values.type) or values.null_count:
+        return False
+    if len(values) < 2:
+        return True
+    return bool(pc.all(pc.less(values.slice(0, len(values) - 1), values.slice(1))).as_py())
 
 
 def _indices(chunk: pa.DictionaryArray) -> np.ndarray:

@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rankgate.core.columns import column_to_numpy, find_duplicate_pairs, indices, numeric_array, take_rows
+from rankgate.core.columns import column_to_numpy, find_duplicate_pairs, indices, numeric_array, release_unused, take_rows
 from rankgate.core.hashing import string_hashes
 from rankgate.core.parallel import parallel_map
 
@@ -144,4 +144,5 @@ def tie_group_moves(codes: np.ndarray, scores: np.ndarray, docs: pa.ChunkedArray
         rows[out] += kind(lo)
 
     parallel_map(moves, range(len(slices)))
+    release_unused()  # the slices' temporaries, spread over the threads' heaps
     return rows, within

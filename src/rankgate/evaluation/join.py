@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rankgate.core.columns import column_to_numpy, concat_releasing, indices, intern, take_rows
+from rankgate.core.columns import column_to_numpy, concat_releasing, indices, intern, release_unused, take_rows
 from rankgate.core.hashing import string_hashes
 from rankgate.core.parallel import parallel_map
 from rankgate.core.qrels import Qrels
@@ -34,9 +34,10 @@ def join(q: Qrels, r: Run) -> tuple[np.ndarray, np.ndarray]:
     judged_queries = q.query_ids.take(indices(q.query_codes))
     candidate = r.candidate_rows(judged_queries, q.doc_ids)  # a superset of the judged pairs
     found = _join_by_hash(q, r, candidate)
-    if found is not None:
-        return found
-    return _join_exact(q, r, candidate)
+    if found is None:
+        found = _join_exact(q, r, candidate)
+    release_unused()  # the slices' temporaries, spread over the threads' heaps
+    return found
 
 
 _PAIR = np.uint64(0xC2B2AE3D27D4EB4F)  # odd: mixes a query's hash into its docs' hashes
