@@ -124,12 +124,14 @@ def take_rows(column: pa.ChunkedArray | pa.Array, rows: np.ndarray) -> pa.Chunke
     """
     if isinstance(column, pa.Array):
         column = pa.chunked_array([column])
-    rows = np.asarray(rows, dtype=np.int64)
+    rows = np.asarray(rows)
+    if rows.dtype.kind != "i":  # int32 rows stay int32: no full-size int64 copy of a permutation
+        rows = rows.astype(np.int64)
     if column.num_chunks <= 1:
         return pa.chunked_array([c.take(indices(rows)) for c in column.chunks], type=column.type)
     ascending = len(rows) < 2 or bool((rows[1:] >= rows[:-1]).all())
-    if not ascending and 4 * len(rows) > len(column):  # a large shuffle: the copy pays for itself
-        return column.take(indices(rows))
+    if not ascending and 4 * len(rows) > len(column):  # a large shuffle
+        return _take_shuffled(column, rows)
     order = None if ascending else np.argsort(rows, kind="stable")
     wanted = rows if order is None else rows[order]
     bounds = np.zeros(column.num_chunks + 1, dtype=np.int64)
@@ -148,6 +150,37 @@ def take_rows(column: pa.ChunkedArray | pa.Array, rows: np.ndarray) -> pa.Chunke
     back = np.empty(len(order), dtype=np.int64)
     back[order] = np.arange(len(order))
     return pa.chunked_array([out.combine_chunks().take(indices(back))], type=column.type)
+
+
+def _take_shuffled(column: pa.ChunkedArray, rows: np.ndarray) -> pa.ChunkedArray:
+    """`take_rows` for many rows in no order: a quarter million output rows at a time (on a few
+    threads), each chunk giving its own rows, then put in order within the piece (in cache).
+    Arrow's ``ChunkedArray.take`` would first concatenate the whole column: a third copy."""
+    bounds = np.zeros(column.num_chunks + 1, dtype=np.int64)
+    np.cumsum([len(c) for c in column.chunks], out=bounds[1:])
+    if len(rows) and (rows.min() < 0 or rows.max() >= bounds[-1]):
+        raise IndexError(f"row index out of bounds for a column of {bounds[-1]} rows")
+    small = np.int16 if column.num_chunks < 2**15 else np.int64  # a stable sort of int16 is a radix sort
+
+    def piece(lo: int) -> pa.Array:
+        wanted = rows[lo : lo + _TAKE_SLICE]
+        chunk = (np.searchsorted(bounds, wanted, side="right") - 1).astype(small)
+        order = np.argsort(chunk, kind="stable")
+        cuts = np.searchsorted(chunk[order], np.arange(column.num_chunks + 1)).tolist()
+        by_chunk = wanted[order]
+        parts = [
+            column.chunk(i).take(indices(by_chunk[cuts[i] : cuts[i + 1]] - bounds[i]))
+            for i in range(column.num_chunks)
+            if cuts[i + 1] > cuts[i]
+        ]
+        back = np.empty(len(order), dtype=np.int64)
+        back[order] = np.arange(len(order))
+        return pa.concat_arrays(parts).take(indices(back))
+
+    return pa.chunked_array(parallel_map(piece, range(0, len(rows), _TAKE_SLICE)), type=column.type)
+
+
+_TAKE_SLICE = 1 << 18
 
 
 def take_blocks(column: pa.ChunkedArray, starts: np.ndarray, lengths: np.ndarray) -> pa.ChunkedArray:
