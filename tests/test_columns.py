@@ -67,11 +67,13 @@ def test_a_multi_megabyte_id_is_hashed_once_not_per_row(tmp_path):
 def test_a_large_shuffle_is_taken_piece_by_piece_from_each_chunk(monkeypatch: object) -> None:
     """Many rows in no order (more than a quarter of the column): each output piece gathers from
     the chunks it needs, pieces smaller than a chunk and spanning several; same rows as a lookup."""
-    import rankgate.core.columns as columns
+    import rankgate.core.gather as columns
 
     rng = np.random.default_rng(0)
     sizes = [5, 0, 17, 300, 1, 64]
-    column = pa.chunked_array([pa.array([f"d{i}x{j}" for j in range(n)], type=pa.string()) for i, n in enumerate(sizes)])
+    column = pa.chunked_array(
+        [pa.array([f"d{i}x{j}" for j in range(n)], type=pa.string()) for i, n in enumerate(sizes)]
+    )
     flat = column.to_pylist()
     monkeypatch.setattr(columns, "_TAKE_SLICE", 37)  # type: ignore[attr-defined]
     for k in (120, 387, 1000):

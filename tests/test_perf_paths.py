@@ -413,7 +413,7 @@ def test_tie_rule_in_query_aligned_slices_equals_trec_order(slice_rows, monkeypa
     lengths): the evaluation order is trec_eval's, whatever the slice size."""
     rng = np.random.default_rng(5)
     run_map = {
-        f"q{q}": {f"d{rng.integers(0, 10**int(rng.integers(1, 4)))}x{i}": float(rng.integers(0, 4)) for i in range(n)}
+        f"q{q}": {f"d{rng.integers(0, 10 ** int(rng.integers(1, 4)))}x{i}": float(rng.integers(0, 4)) for i in range(n)}
         for q, n in enumerate([1, 40, 3, 150, 9, 2, 70])
     }
     monkeypatch.setattr(scan_module, "SLICE_ROWS", slice_rows)
@@ -423,3 +423,23 @@ def test_tie_rule_in_query_aligned_slices_equals_trec_order(slice_rows, monkeypa
     for i, qid in enumerate(run.query_ids.to_pylist()):
         lo, hi = int(run.offsets[i]), int(run.offsets[i + 1])
         assert docs[lo:hi] == trec_order(run_map[qid]), qid
+
+
+def test_threads_leave_the_cores_that_other_processes_take(monkeypatch):
+    import rankgate.core.parallel as parallel
+
+    monkeypatch.delenv("RANKGATE_THREADS", raising=False)
+    monkeypatch.setattr(parallel.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(parallel, "_others_running", lambda: 0)
+    assert parallel._workers() == 2  # a quiet 2-core machine: both
+    monkeypatch.setattr(parallel, "_others_running", lambda: 1)
+    assert parallel._workers() == 1  # a CPU hog beside: one
+    monkeypatch.setattr(parallel, "_others_running", lambda: 5)
+    assert parallel._workers() == 1
+    monkeypatch.setattr(parallel.os, "cpu_count", lambda: 16)
+    assert parallel._workers() == 4  # at most 4
+    monkeypatch.setenv("RANKGATE_THREADS", "3")
+    assert parallel._workers() == 3
+    monkeypatch.setenv("RANKGATE_THREADS", "zero")
+    assert parallel._workers() == 4
+    assert parallel._others_running() >= 0

@@ -7,13 +7,21 @@ result is the same as one pass in order.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rankgate.core.columns import column_to_numpy, find_duplicate_pairs, indices, numeric_array, release_unused, take_rows
+from rankgate.core.columns import (
+    column_to_numpy,
+    find_duplicate_pairs,
+    indices,
+    numeric_array,
+    release_unused,
+    take_rows,
+)
 from rankgate.core.hashing import string_hashes
 from rankgate.core.parallel import parallel_map
 
@@ -119,7 +127,7 @@ def tie_group_moves(codes: np.ndarray, scores: np.ndarray, docs: pa.ChunkedArray
         found = flags(lo, hi)
         return 0 if found is None else int(np.count_nonzero(found[1]))
 
-    slices = list(zip(bounds[:-1], bounds[1:], strict=True))
+    slices = list(itertools.pairwise(bounds))
     counts = parallel_map(lambda b: count(*b), slices)  # a first pass, so each slice writes its own output
     if not sum(counts):
         none = np.zeros(0, dtype=np.int64)

@@ -65,13 +65,13 @@ def _join_by_hash(q: Qrels, r: Run, candidate: np.ndarray | None) -> tuple[np.nd
         return None
     run_query_hashes = string_hashes(r.query_ids)
     qrels_query = index_in(r.query_ids, q.query_ids)
-    index = _HashIndex(sorted_keys)
+    index = _HashIndex(sorted_keys, key_order)
+    del sorted_keys, key_order
 
     def match(rows: np.ndarray | slice) -> tuple[np.ndarray, np.ndarray, bool]:
         docs = take_rows(r.doc_ids, rows) if isinstance(rows, np.ndarray) else r.doc_ids[rows]
         codes = r.query_codes[rows]
-        found, at = index.find(_pair_hashes(string_hashes(docs), run_query_hashes, codes))
-        qrel_rows = key_order[at]
+        found, qrel_rows = index.find(_pair_hashes(string_hashes(docs), run_query_hashes, codes))
         other_doc = pc.any(pc.not_equal(take_rows(docs, found), take_rows(q.doc_ids, qrel_rows))).as_py()
         exact = not other_doc and bool((qrels_query[codes[found]] == q.query_codes[qrel_rows]).all())
         run_rows = rows[found] if isinstance(rows, np.ndarray) else found + rows.start
@@ -81,7 +81,7 @@ def _join_by_hash(q: Qrels, r: Run, candidate: np.ndarray | None) -> tuple[np.nd
         parts = [match(candidate)]
     else:
         parts = parallel_map(match, [slice(lo, lo + _HASH_SLICE) for lo in range(0, r.num_rows, _HASH_SLICE)])
-    del index, sorted_keys, key_order  # before the output is put together: with BEIR's qrels, 100 MB
+    index.clear()  # before the output is put together: with BEIR's qrels, 100 MB
     if not all(p[2] for p in parts):
         return None  # a 64-bit collision: never seen, but the answer must be exact
     run_rows, qrel_rows = [p[0] for p in parts], [p[1] for p in parts]
@@ -94,16 +94,20 @@ class _HashIndex:
     sorted array starts (about 2 buckets per key, so most hold none or one), then one gather per
     key and bucket entry. Many times faster than a search per key, and no sort of the keys."""
 
-    def __init__(self, sorted_keys: np.ndarray) -> None:
+    def __init__(self, sorted_keys: np.ndarray, rows: np.ndarray) -> None:
         self.keys = sorted_keys
+        self.rows = rows  # what each key stands for
         bits = int(np.clip(np.ceil(np.log2(max(len(sorted_keys), 1))) + 1, 4, 28))
         self.shift = np.uint64(64 - bits)
         self.starts = np.zeros((1 << bits) + 1, dtype=np.int32 if len(sorted_keys) < 2**31 else np.int64)
         np.cumsum(np.bincount(sorted_keys >> self.shift, minlength=1 << bits), out=self.starts[1:])
         self.widest = int(np.diff(self.starts).max(initial=0))
 
+    def clear(self) -> None:
+        self.keys = self.rows = self.starts = np.zeros(0, dtype=np.int64)
+
     def find(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Positions (ascending) of the ``keys`` that are in the index, and where each is in it."""
+        """Positions (ascending) of the ``keys`` that are in the index, and the row each stands for."""
         bucket = keys >> self.shift
         first = np.take(self.starts, bucket)
         size = np.take(self.starts, bucket + np.uint64(1)) - first
@@ -117,7 +121,7 @@ class _HashIndex:
             if len(rows) == 0:
                 break
         found = np.flatnonzero(place >= 0)
-        return found, place[found]
+        return found, self.rows[place[found]]
 
 
 def _sorted_lookup(sorted_keys: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -33,6 +33,7 @@ from rankgate.core.columns import (
     numeric_array,
     release_unused,
 )
+from rankgate.core.parallel import WORKERS
 from rankgate.errors import InputError
 from rankgate.io.source import BOM, DECOMPRESS_ERRORS, block_size_for, open_stream, read_bytes, read_head, sniff_codec
 from rankgate.io.values import plain_float, shown
@@ -180,7 +181,9 @@ def _read_tabbed(path: str, codec: str | None, layout: Layout) -> pa.Table | Non
     try:
         table = pacsv.read_csv(
             open_stream(path, codec),
-            read_options=pacsv.ReadOptions(column_names=list(layout.names), block_size=_BLOCK_SIZE),
+            read_options=pacsv.ReadOptions(
+                column_names=list(layout.names), block_size=_BLOCK_SIZE, use_threads=WORKERS > 1
+            ),
             parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False, ignore_empty_lines=True),
             convert_options=pacsv.ConvertOptions(
                 column_types=types, strings_can_be_null=False, quoted_strings_can_be_null=False, null_values=[]
@@ -211,7 +214,7 @@ def _read_csv(source: object, layout: Layout, block_size: int = _BLOCK_SIZE) -> 
     """Arrow's parse of TREC text; a line longer than ``block_size`` fails it ("straddling object")."""
     return pacsv.read_csv(
         source,
-        read_options=pacsv.ReadOptions(column_names=list(layout.names), block_size=block_size),
+        read_options=pacsv.ReadOptions(column_names=list(layout.names), block_size=block_size, use_threads=WORKERS > 1),
         parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False, ignore_empty_lines=True),
         convert_options=pacsv.ConvertOptions(
             column_types=dict(zip(layout.names, layout.types, strict=True)),
