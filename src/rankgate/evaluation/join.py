@@ -91,17 +91,18 @@ def _join_by_hash(q: Qrels, r: Run, candidate: np.ndarray | None) -> tuple[np.nd
 
 class _HashIndex:
     """Sorted, distinct 64-bit hashes found by their top bits: a table of where each bucket of the
-    sorted array starts (about 2 buckets per key, so most hold none or one), then one gather per
+    sorted array starts (one to two buckets per key, so most hold none or one), then one gather per
     key and bucket entry. Many times faster than a search per key, and no sort of the keys."""
 
     def __init__(self, sorted_keys: np.ndarray, rows: np.ndarray) -> None:
         self.keys = sorted_keys
         self.rows = rows  # what each key stands for
-        bits = int(np.clip(np.ceil(np.log2(max(len(sorted_keys), 1))) + 1, 4, 28))
+        bits = int(np.clip(np.ceil(np.log2(max(len(sorted_keys), 1))), 4, 28))
         self.shift = np.uint64(64 - bits)
+        counts = np.bincount((sorted_keys >> self.shift).astype(np.intp), minlength=1 << bits)
+        self.widest = int(counts.max(initial=0))
         self.starts = np.zeros((1 << bits) + 1, dtype=np.int32 if len(sorted_keys) < 2**31 else np.int64)
-        np.cumsum(np.bincount(sorted_keys >> self.shift, minlength=1 << bits), out=self.starts[1:])
-        self.widest = int(np.diff(self.starts).max(initial=0))
+        np.cumsum(counts, out=self.starts[1:])
 
     def clear(self) -> None:
         self.keys = self.rows = self.starts = np.zeros(0, dtype=np.int64)
