@@ -443,3 +443,15 @@ def test_threads_leave_the_cores_that_other_processes_take(monkeypatch):
     monkeypatch.setenv("RANKGATE_THREADS", "zero")
     assert parallel._workers() == 4
     assert parallel._others_running() >= 0
+
+
+@pytest.mark.parametrize("slice_rows", [5, 64, 1 << 18])
+def test_grouped_score_order_is_the_stable_sort_by_query_and_score_descending(slice_rows, monkeypatch):
+    monkeypatch.setattr(scan_module, "SLICE_ROWS", slice_rows)
+    rng = np.random.default_rng(11)
+    codes = rng.integers(0, 37, 3000).astype(np.int32)
+    codes[:400] = 3  # one query longer than a slice
+    scores = rng.integers(0, 5, 3000) / 2.0  # many ties: file order must decide among them
+    expected = np.lexsort((np.arange(3000), -scores, codes))
+    assert scan_module.grouped_score_order(codes, scores).tolist() == expected.tolist()
+    assert scan_module.grouped_score_order(np.array([70000, 1], dtype=np.int32), np.zeros(2)) is None

@@ -154,3 +154,32 @@ def tie_group_moves(codes: np.ndarray, scores: np.ndarray, docs: pa.ChunkedArray
     parallel_map(moves, range(len(slices)))
     release_unused()  # the slices' temporaries, spread over the threads' heaps
     return rows, within
+
+
+def grouped_score_order(codes: np.ndarray, scores: np.ndarray) -> np.ndarray | None:
+    """The stable permutation sorting rows by (query code, score descending), as `Run` sorts them,
+    for rows whose queries are scattered (shuffled lines); None when there are 2**16 queries or more.
+
+    A stable radix sort of the codes (numpy sorts 16-bit integers by radix) groups the rows by
+    query, file order kept; then slices of about `SLICE_ROWS` rows cut at query starts are sorted
+    on their own, in cache and on a few threads, each in place. A third less CPU than one Arrow
+    sort of every row by (query, score), and no full-size temporaries but the permutation.
+    """
+    n = len(codes)
+    if n == 0 or int(codes.max()) >= 2**16:
+        return None
+    kind = np.int32 if n < 2**31 else np.int64
+    order = np.argsort(codes.astype(np.uint16), kind="stable").astype(kind)
+    group_starts = np.zeros(int(codes.max()) + 2, dtype=np.int64)
+    np.cumsum(np.bincount(codes), out=group_starts[1 : len(group_starts)])
+    cuts = group_starts[codes[order[np.arange(SLICE_ROWS, n, SLICE_ROWS)]]]  # query starts
+    bounds = np.unique(np.concatenate([[0], cuts, [n]])).tolist()
+
+    def sort(lo: int, hi: int) -> None:
+        rows = order[lo:hi]
+        table = pa.table({"q": numeric_array(codes[rows]), "s": numeric_array(scores[rows])})
+        within = pc.sort_indices(table, sort_keys=[("q", "ascending"), ("s", "descending")])
+        order[lo:hi] = rows[column_to_numpy(within)]
+
+    parallel_map(lambda b: sort(*b), itertools.pairwise(bounds))
+    return order

@@ -20,7 +20,16 @@ import pyarrow as pa
 
 from rankgate.core.columns import intern_ordered, numeric_array, release_unused, take_blocks, take_rows
 from rankgate.core.run import _score_order
+from rankgate.core.run_scan import grouped_score_order
 from rankgate.io.trec import Parsed
+
+
+def _scattered(codes: np.ndarray) -> bool:
+    """Whether some query's rows are not contiguous (more runs of equal codes than codes)."""
+    if len(codes) < 2:
+        return False
+    runs = 1 + int(np.count_nonzero(codes[1:] != codes[:-1]))
+    return runs > int(np.count_nonzero(np.bincount(codes)))
 
 
 def reorder(parsed: Parsed, duplicates: str) -> bool:
@@ -29,11 +38,18 @@ def reorder(parsed: Parsed, duplicates: str) -> bool:
     interned = intern_ordered(parsed.table["qid"], check_used=False)
     codes, dictionary = interned.codes, interned.values
     del interned
-    order, blocks = _score_order(codes, parsed.values)
+    if not _scattered(codes):
+        order, blocks = _score_order(codes, parsed.values)  # None, or whole queries moved
+    elif duplicates != "error":
+        return False
+    else:
+        order, blocks = grouped_score_order(codes, parsed.values), None
+        if order is None:
+            order, blocks = _score_order(codes, parsed.values)
     if order is None or (blocks is None and duplicates != "error"):
         return False
     if blocks is None and len(order) < 2**31:
-        order = order.astype(np.int32)  # Arrow's sort gives uint64: half the size
+        order = order.astype(np.int32, copy=False)  # Arrow's sort gives uint64: half the size
     parsed.values = parsed.values[order]
     codes = codes[order]
     docs = parsed.table["docid"]
