@@ -86,7 +86,12 @@ def _join_by_hash(q: Qrels, r: Run, candidate: np.ndarray | None) -> tuple[np.nd
         return None  # a 64-bit collision: never seen, but the answer must be exact
     run_rows, qrel_rows = [p[0] for p in parts], [p[1] for p in parts]
     del parts
-    return concat_releasing(run_rows, np.int64), concat_releasing(qrel_rows, np.int64)
+    return concat_releasing(run_rows, _row_type(r.num_rows)), concat_releasing(qrel_rows, _row_type(q.num_rows))
+
+
+def _row_type(n: int) -> type[np.signedinteger]:
+    """int32 row numbers below 2**31 rows: BEIR-like qrels match millions of rows."""
+    return np.int32 if n < 2**31 else np.int64
 
 
 class _HashIndex:
