@@ -24,12 +24,10 @@ from rankgate.core.run_scan import grouped_score_order
 from rankgate.io.trec import Parsed
 
 
-def _scattered(codes: np.ndarray) -> bool:
-    """Whether some query's rows are not contiguous (more runs of equal codes than codes)."""
-    if len(codes) < 2:
-        return False
-    runs = 1 + int(np.count_nonzero(codes[1:] != codes[:-1]))
-    return runs > int(np.count_nonzero(np.bincount(codes)))
+def _scattered(codes: np.ndarray, n_queries: int) -> bool:
+    """Whether some query's rows are not contiguous: more runs of equal codes than queries (every
+    query id of a parsed TREC file occurs in it)."""
+    return len(codes) > 1 and 1 + int(np.count_nonzero(codes[1:] != codes[:-1])) > n_queries
 
 
 def reorder(parsed: Parsed, duplicates: str) -> bool:
@@ -38,7 +36,7 @@ def reorder(parsed: Parsed, duplicates: str) -> bool:
     interned = intern_ordered(parsed.table["qid"], check_used=False)
     codes, dictionary = interned.codes, interned.values
     del interned
-    if not _scattered(codes):
+    if not _scattered(codes, len(dictionary)):
         order, blocks = _score_order(codes, parsed.values)  # None, or whole queries moved
     elif duplicates != "error":
         return False
