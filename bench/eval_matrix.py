@@ -6,7 +6,8 @@ pytrec_eval, and whether every tool's numbers agree with rankgate's to ``--tol``
 differences of the tools that order tied scores otherwise than trec_eval are listed as "tie
 rule" (docs/semantics.md), on the measures they affect. The process exits 1
 when a shape misses a goal (time ratio below ``--goal-speed``, memory ratio above
-``--goal-memory``) or a number disagrees: the regression guard to run before a release, on
+``--goal-memory``, rankgate's time over ``--goal-spread`` times its time on the fastest shape)
+or a number disagrees: the regression guard to run before a release, on
 a quiet machine.
 """
 
@@ -86,6 +87,25 @@ def verdict(results: list[dict[str, Any]], args: Any) -> tuple[dict[str, float |
     return ratios, misses
 
 
+def spread(saved: list[dict[str, Any]], args: Any) -> dict[str, float]:
+    """rankgate's time (``args.guard_on``) on each shape over its time on the fastest shape; a shape
+    over ``args.goal_spread`` gets a miss added to its ``misses`` (it fell off a fast path)."""
+    times = {}
+    for s in saved:
+        rg = next((r for r in s["results"] if r["tool"] == "rankgate" and r["ok"]), None)
+        if rg is not None:
+            times[s["shape"]] = rg[args.guard_on]
+    if not times:
+        return {}
+    best = min(times.values())
+    out = {name: t / best for name, t in times.items()}
+    for s in saved:
+        ratio = out.get(s["shape"])
+        if ratio is not None and ratio > args.goal_spread:
+            s["misses"].append(f"{ratio:.2f}x the fastest shape's {args.guard_on} time > {args.goal_spread:g}x")
+    return out
+
+
 def _cell(r: dict[str, Any] | None) -> str:
     if r is None:
         return "-"
@@ -107,19 +127,22 @@ def run_matrix(args: Any, es: ModuleType) -> int:
     imports = run_imports(args, es)
     before = machine_state(args.busy)
     hogs = start_hogs(args.busy)
-    rows, failed, saved = [], [], []
+    saved = []
     try:
         for name in names:
             meta = metas[name]
             results = es.bench_dataset(meta, args.tools, args, f"{name}_{args.lines}")
             check_agreement(results, args.tol)
             ratios, misses = verdict(results, args)
-            if misses:
-                failed.append(f"{name}: {', '.join(misses)}")
-            rows.append(_row(name, meta, results, ratios, misses, args.tools))
             saved.append({"shape": name, "dataset": meta, "results": results, "ratios": ratios, "misses": misses})
     finally:
         stop_hogs(hogs)
+    spreads = spread(saved, args)
+    rows, failed = [], []
+    for s in saved:
+        if s["misses"]:
+            failed.append(f"{s['shape']}: {', '.join(s['misses'])}")
+        rows.append(_row(s["shape"], s["dataset"], s["results"], s["ratios"], s["misses"], args.tools, spreads))
     after = machine_state(0)  # the hogs are stopped by now
     print(_report(rows, args, imports, before, after, es.render))
     path = args.json_out or os.path.join(args.workdir, f"matrix_{args.lines}.json")
@@ -132,7 +155,9 @@ def run_matrix(args: Any, es: ModuleType) -> int:
     return 0
 
 
-def _row(name: str, meta: dict, results: list, ratios: dict, misses: list[str], tools: list[str]) -> list[str]:
+def _row(
+    name: str, meta: dict, results: list, ratios: dict, misses: list[str], tools: list[str], spreads: dict[str, float]
+) -> list[str]:
     by = {r["tool"]: r for r in results}
 
     def x(k: str, nd: int = 1) -> str:
@@ -147,6 +172,7 @@ def _row(name: str, meta: dict, results: list, ratios: dict, misses: list[str], 
         x("wall"),
         x("cpu"),
         x("mem", 2),
+        "-" if name not in spreads else f"{spreads[name]:.2f}x",
         checks or "all ok",
         "ok" if not misses else "MISSED",
     ]
@@ -162,6 +188,7 @@ def _report(rows: list[list[str]], args: Any, imports: str, before: str, after: 
         "speed vs pytrec_eval (wall)",
         "(CPU)",
         "memory vs pytrec_eval",
+        "rankgate time vs fastest shape",
         "agreement with rankgate",
         "goal",
     ]
@@ -171,7 +198,8 @@ def _report(rows: list[list[str]], args: Any, imports: str, before: str, after: 
         [
             f"Machine before: {before}; after: {after}.",
             f"Best of {args.repeat} per tool; goals: speed >= {args.goal_speed:g}x pytrec_eval ({args.guard_on} time), "
-            f"peak RSS <= {args.goal_memory:g}x pytrec_eval's; agreement to {args.tol:g}.",
+            f"peak RSS <= {args.goal_memory:g}x pytrec_eval's, time <= {args.goal_spread:g}x the fastest shape's; "
+            f"agreement to {args.tol:g}.",
             "",
             table,
             "",

@@ -16,7 +16,7 @@ import shapes  # noqa: E402
 
 from rankgate import evaluate  # noqa: E402
 
-ARGS = SimpleNamespace(goal_speed=6.0, goal_memory=0.5, guard_on="wall")
+ARGS = SimpleNamespace(goal_speed=10.0, goal_memory=0.4, goal_spread=1.5, guard_on="wall")
 
 
 def _result(tool: str, wall: float, rss: float, **values: float) -> dict:
@@ -24,17 +24,27 @@ def _result(tool: str, wall: float, rss: float, **values: float) -> dict:
 
 
 def test_guard_passes_a_shape_that_meets_both_goals() -> None:
-    results = [_result("rankgate", 1.0, 100, AP=0.5), _result("pytrec_eval", 7.0, 300, AP=0.5)]
+    results = [_result("rankgate", 1.0, 100, AP=0.5), _result("pytrec_eval", 11.0, 300, AP=0.5)]
     eval_matrix.check_agreement(results, 1e-4)
     ratios, misses = eval_matrix.verdict(results, ARGS)
-    assert misses == [] and ratios["wall"] == 7.0 and ratios["mem"] == pytest.approx(1 / 3)
+    assert misses == [] and ratios["wall"] == 11.0 and ratios["mem"] == pytest.approx(1 / 3)
 
 
 def test_guard_names_each_missed_goal_and_a_disagreement() -> None:
-    results = [_result("rankgate", 1.0, 200, AP=0.5), _result("pytrec_eval", 5.0, 300, AP=0.5002)]
+    results = [_result("rankgate", 1.0, 130, AP=0.5), _result("pytrec_eval", 9.0, 300, AP=0.5002)]
     eval_matrix.check_agreement(results, 1e-4)
     _, misses = eval_matrix.verdict(results, ARGS)
-    assert misses == ["5.0x wall < 6x", "memory 0.67x > 0.5x", "pytrec_eval disagrees"]
+    assert misses == ["9.0x wall < 10x", "memory 0.43x > 0.4x", "pytrec_eval disagrees"]
+
+
+def test_a_shape_over_one_and_a_half_times_the_fastest_shape_misses_the_spread_goal() -> None:
+    saved = [
+        {"shape": s, "results": [_result("rankgate", wall, 1), _result("pytrec_eval", 99.0, 9)], "misses": []}
+        for s, wall in (("base", 2.0), ("shuffled", 3.2), ("tabs", 3.0))
+    ]
+    spreads = eval_matrix.spread(saved, ARGS)
+    assert spreads == {"base": 1.0, "shuffled": 1.6, "tabs": 1.5}
+    assert [s["misses"] for s in saved] == [[], ["1.60x the fastest shape's wall time > 1.5x"], []]
 
 
 def test_a_tie_rule_difference_counts_only_for_the_tools_that_order_ties_otherwise() -> None:

@@ -62,3 +62,21 @@ def test_a_multi_megabyte_id_is_hashed_once_not_per_row(tmp_path):
     result = rankgate.evaluate(str(qrels), str(run), ["P@1", "R@1000"])
     assert result.aggregate["P@1"] == 1.0
     assert result.aggregate["R@1000"] == 0.5
+
+
+def test_a_large_shuffle_is_taken_piece_by_piece_from_each_chunk(monkeypatch: object) -> None:
+    """Many rows in no order (more than a quarter of the column): each output piece gathers from
+    the chunks it needs, pieces smaller than a chunk and spanning several; same rows as a lookup."""
+    import rankgate.core.gather as columns
+
+    rng = np.random.default_rng(0)
+    sizes = [5, 0, 17, 300, 1, 64]
+    column = pa.chunked_array(
+        [pa.array([f"d{i}x{j}" for j in range(n)], type=pa.string()) for i, n in enumerate(sizes)]
+    )
+    flat = column.to_pylist()
+    monkeypatch.setattr(columns, "_TAKE_SLICE", 37)  # type: ignore[attr-defined]
+    for k in (120, 387, 1000):
+        rows = rng.integers(0, len(column), k)
+        assert columns.take_rows(column, rows).to_pylist() == [flat[r] for r in rows.tolist()]
+    assert columns.take_rows(column, np.arange(len(column))[::-1]).to_pylist() == flat[::-1]

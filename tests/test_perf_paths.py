@@ -197,6 +197,31 @@ def test_hash_join_is_used_when_hashes_do_not_collide(monkeypatch):
     assert res.queries["evaluated"] == len(qrels_map)
 
 
+@pytest.mark.parametrize("hashes", [None, _length_hashes])
+def test_hash_join_over_every_row_in_slices_equals_the_exact_join(hashes, monkeypatch):
+    """Judged pairs too many for the filter (BEIR-like): the hash join goes over every row, slice by
+    slice (slices cut inside queries here), and hands over to the exact join on a collision."""
+    qrels_map, run_map = _big_collection(9)
+    qrels, run = Qrels.from_dict(qrels_map), Run.from_dict(run_map)
+    expected_rows, expected_qrels = join_module._join_exact(qrels, run, None)
+    assert len(expected_rows) > 50
+    run._doc_hash_high = None  # candidate_rows: None, every row
+    exact_calls = []
+    real_exact = join_module._join_exact
+
+    def counted(*args):
+        exact_calls.append(1)
+        return real_exact(*args)
+
+    monkeypatch.setattr(join_module, "_HASH_SLICE", 997)
+    monkeypatch.setattr(join_module, "_join_exact", counted)
+    if hashes is not None:
+        monkeypatch.setattr(join_module, "string_hashes", hashes)
+    rows, qrel_rows = join_module.join(qrels, run)
+    assert exact_calls == ([] if hashes is None else [1])
+    assert rows.tolist() == expected_rows.tolist() and qrel_rows.tolist() == expected_qrels.tolist()
+
+
 def test_evaluate_does_not_build_the_ranking_permutation():
     qrels_map, run_map = _big_collection(0, n_queries=20)
     run = Run.from_dict(run_map)
@@ -380,3 +405,53 @@ def test_unordered_run_evaluates_like_the_ordered_one(small_slices):
         qrels, Run([x[0] for x in shuffled], [x[1] for x in shuffled], [x[2] for x in shuffled]), MEASURES
     )
     assert a.values.tobytes() == b.values.tobytes()
+
+
+@pytest.mark.parametrize("slice_rows", [7, 64, 1 << 18])
+def test_tie_rule_in_query_aligned_slices_equals_trec_order(slice_rows, monkeypatch):
+    """The tie rule works on slices cut at query starts (one query may span several slice
+    lengths): the evaluation order is trec_eval's, whatever the slice size."""
+    rng = np.random.default_rng(5)
+    run_map = {
+        f"q{q}": {f"d{rng.integers(0, 10 ** int(rng.integers(1, 4)))}x{i}": float(rng.integers(0, 4)) for i in range(n)}
+        for q, n in enumerate([1, 40, 3, 150, 9, 2, 70])
+    }
+    monkeypatch.setattr(scan_module, "SLICE_ROWS", slice_rows)
+    run = Run.from_dict(run_map)
+    order = run.ranking_order("trec")
+    docs = take_rows(run.doc_ids, order).to_pylist()
+    for i, qid in enumerate(run.query_ids.to_pylist()):
+        lo, hi = int(run.offsets[i]), int(run.offsets[i + 1])
+        assert docs[lo:hi] == trec_order(run_map[qid]), qid
+
+
+def test_threads_leave_the_cores_that_other_processes_take(monkeypatch):
+    import rankgate.core.parallel as parallel
+
+    monkeypatch.delenv("RANKGATE_THREADS", raising=False)
+    monkeypatch.setattr(parallel.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(parallel, "_others_running", lambda: 0)
+    assert parallel._workers() == 2  # a quiet 2-core machine: both
+    monkeypatch.setattr(parallel, "_others_running", lambda: 1)
+    assert parallel._workers() == 1  # a CPU hog beside: one
+    monkeypatch.setattr(parallel, "_others_running", lambda: 5)
+    assert parallel._workers() == 1
+    monkeypatch.setattr(parallel.os, "cpu_count", lambda: 16)
+    assert parallel._workers() == 4  # at most 4
+    monkeypatch.setenv("RANKGATE_THREADS", "3")
+    assert parallel._workers() == 3
+    monkeypatch.setenv("RANKGATE_THREADS", "zero")
+    assert parallel._workers() == 4
+    assert parallel._others_running() >= 0
+
+
+@pytest.mark.parametrize("slice_rows", [5, 64, 1 << 18])
+def test_grouped_score_order_is_the_stable_sort_by_query_and_score_descending(slice_rows, monkeypatch):
+    monkeypatch.setattr(scan_module, "SLICE_ROWS", slice_rows)
+    rng = np.random.default_rng(11)
+    codes = rng.integers(0, 37, 3000).astype(np.int32)
+    codes[:400] = 3  # one query longer than a slice
+    scores = rng.integers(0, 5, 3000) / 2.0  # many ties: file order must decide among them
+    expected = np.lexsort((np.arange(3000), -scores, codes))
+    assert scan_module.grouped_score_order(codes, scores).tolist() == expected.tolist()
+    assert scan_module.grouped_score_order(np.array([70000, 1], dtype=np.int32), np.zeros(2)) is None

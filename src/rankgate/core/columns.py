@@ -14,6 +14,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from rankgate.core.gather import concat_releasing as concat_releasing  # re-exported: they lived here
+from rankgate.core.gather import indices as indices
+from rankgate.core.gather import release_unused as release_unused
+from rankgate.core.gather import take_blocks as take_blocks
+from rankgate.core.gather import take_rows as take_rows
 from rankgate.core.hashing import GOLDEN
 from rankgate.core.hashing import string_hashes as string_hashes  # re-exported: it lived here
 from rankgate.core.parallel import parallel_map
@@ -69,89 +74,11 @@ def _bits(buffer: pa.Buffer, offset: int, length: int) -> np.ndarray:
     return np.unpackbits(bits, bitorder="little")[offset : offset + length].astype(bool)
 
 
-def indices(values: np.ndarray) -> pa.Array:
-    """Row positions (a numpy int array) as an Arrow int64 array, for ``take``.
-
-    ``pa.array(numpy_array)`` imports pandas on first use; building from the buffer does not.
-    """
-    data = np.ascontiguousarray(values, dtype=np.int64)
-    return pa.Array.from_buffers(pa.int64(), len(data), [None, pa.py_buffer(data)])
-
-
 def numeric_array(values: np.ndarray) -> pa.Array:
     """A numpy int32, int64 or float64 array as an Arrow array, without `pa.array` (it imports pandas)."""
     data = np.ascontiguousarray(values)
     kind = {np.dtype(np.int32): pa.int32(), np.dtype(np.int64): pa.int64(), np.dtype(np.float64): pa.float64()}
     return pa.Array.from_buffers(kind[data.dtype], len(data), [None, pa.py_buffer(data)])
-
-
-def release_unused() -> None:
-    """Give memory that Arrow's allocator holds but no longer uses back to the system.
-
-    After a large parse its pool keeps the parser's freed buffers (about 100 MB for a
-    7M-line run) for reuse; the arrays that follow are numpy's, so that memory would only
-    swell the peak.
-    """
-    pa.default_memory_pool().release_unused()
-
-
-def take_rows(column: pa.ChunkedArray | pa.Array, rows: np.ndarray) -> pa.ChunkedArray:
-    """``column.take(rows)``, chunk by chunk.
-
-    Arrow's ``ChunkedArray.take`` first concatenates every chunk: for a few rows of a
-    7M-row doc-id column that is a full copy (80 MB). Here each chunk gives its own rows.
-    """
-    if isinstance(column, pa.Array):
-        column = pa.chunked_array([column])
-    rows = np.asarray(rows, dtype=np.int64)
-    if column.num_chunks <= 1:
-        return pa.chunked_array([c.take(indices(rows)) for c in column.chunks], type=column.type)
-    ascending = len(rows) < 2 or bool((rows[1:] >= rows[:-1]).all())
-    if not ascending and 4 * len(rows) > len(column):  # a large shuffle: the copy pays for itself
-        return column.take(indices(rows))
-    order = None if ascending else np.argsort(rows, kind="stable")
-    wanted = rows if order is None else rows[order]
-    bounds = np.zeros(column.num_chunks + 1, dtype=np.int64)
-    np.cumsum([len(c) for c in column.chunks], out=bounds[1:])
-    cuts = np.searchsorted(wanted, bounds)
-    if len(wanted) and (wanted[0] < 0 or wanted[-1] >= bounds[-1]):
-        raise IndexError(f"row index out of bounds for a column of {bounds[-1]} rows")
-    parts = [
-        column.chunk(i).take(indices(wanted[cuts[i] : cuts[i + 1]] - bounds[i]))
-        for i in range(column.num_chunks)
-        if cuts[i + 1] > cuts[i]
-    ]
-    out = pa.chunked_array(parts, type=column.type)
-    if order is None:
-        return out
-    back = np.empty(len(order), dtype=np.int64)
-    back[order] = np.arange(len(order))
-    return pa.chunked_array([out.combine_chunks().take(indices(back))], type=column.type)
-
-
-def take_blocks(column: pa.ChunkedArray, starts: np.ndarray, lengths: np.ndarray) -> pa.ChunkedArray:
-    """Rows ``starts[i] : starts[i] + lengths[i]`` of ``column`` for each ``i``, one block after the other.
-
-    Blocks that follow each other in ``column`` are copied as one; the output is cut in pieces of
-    about a quarter million rows, each copied once (no concatenation of the whole column first).
-    """
-    if len(starts) == 0:
-        return pa.chunked_array([], type=column.type)
-    joined = np.flatnonzero(starts[1:] != starts[:-1] + lengths[:-1]) + 1  # first block of each run
-    run_starts = starts[np.concatenate([[0], joined])]
-    run_lengths = np.add.reduceat(lengths, np.concatenate([[0], joined]))
-    pieces: list[pa.Array] = []
-    parts: list[pa.Array] = []
-    size = 0
-    for start, length in zip(run_starts.tolist(), run_lengths.tolist(), strict=True):
-        parts.extend(column.slice(start, length).chunks)
-        size += length
-        if size >= 1 << 18:
-            pieces.append(pa.concat_arrays(parts))
-            parts, size = [], 0
-    if parts:
-        pieces.append(pa.concat_arrays(parts))
-    return pa.chunked_array(pieces, type=column.type)
 
 
 def column_to_numpy(column: pa.ChunkedArray | pa.Array, null_value: float | None = None) -> np.ndarray:
@@ -201,8 +128,10 @@ def intern_ordered(column: Any, *, check_used: bool = True) -> Interned:
 
     A dictionary-typed column (as the TREC reader makes) is mapped chunk by chunk through its
     small dictionaries, straight into the final codes: one pass over the rows, no temporary
-    as large as the column. With ``check_used=False`` a dictionary value that no row uses
-    (a pandas Categorical's unused category) may stay in ``values``; the caller drops it.
+    as large as the column; one whose single dictionary is already unique and in byte order (as
+    `rankgate.io.trec` hands a run over) is taken as it is, its codes a view of its indices. With
+    ``check_used=False`` a dictionary value that no row uses (a pandas Categorical's unused
+    category) may stay in ``values``; the caller drops it.
     """
     if not isinstance(column, pa.ChunkedArray | pa.Array):
         column = as_strings(column)
@@ -216,6 +145,13 @@ def intern_ordered(column: Any, *, check_used: bool = True) -> Interned:
         codes = np.take(rank.astype(plain.codes.dtype), plain.codes)
         return Interned(codes=codes, values=as_string_array(plain.values.take(indices(np.argsort(rank)))))
     chunks = [c for c in column.chunks if len(c)]
+    if len(chunks) == 1 and chunks[0].indices.type == pa.int32() and _strictly_increasing(chunks[0].dictionary):
+        ready = Interned(codes=array_to_numpy(chunks[0].indices), values=as_string_array(chunks[0].dictionary))
+        if not check_used or len(ready.values) == 0:
+            return ready
+        used = np.bincount(ready.codes, minlength=len(ready.values)) > 0
+        if used.all():
+            return ready
     dictionaries = pa.chunked_array([c.dictionary for c in chunks], type=column.type.value_type)
     found = pc.unique(dictionaries)
     values = as_string_array(found.take(pc.sort_indices(found)))
@@ -241,6 +177,15 @@ def intern_ordered(column: Any, *, check_used: bool = True) -> Interned:
         np.take(remap, codes, out=codes, mode="clip")
         values = as_string_array(values.filter(pa.array(used)))
     return Interned(codes=codes, values=values)
+
+
+def _strictly_increasing(values: pa.Array) -> bool:
+    """Whether strings are unique and in byte order (Arrow compares strings byte-wise)."""
+    if not pa.types.is_string(values.type) or values.null_count:
+        return False
+    if len(values) < 2:
+        return True
+    return bool(pc.all(pc.less(values.slice(0, len(values) - 1), values.slice(1))).as_py())
 
 
 def _indices(chunk: pa.DictionaryArray) -> np.ndarray:

@@ -121,14 +121,14 @@ def hash_filter_rows(
 ) -> np.ndarray:
     """Rows (ascending) whose hash ``high`` (from `high_words`) may be one of ``wanted``.
 
-    A bool table indexed by the top bits of the hash, about 1.5% full (up to 6% for over a
-    million wanted keys): one gather per row, no string read. With ``group`` (each row's
+    A bool table indexed by the top bits of the hash, about 1.5% full (more for over a quarter
+    million wanted keys: 6% at a million): one gather per row, no string read. With ``group`` (each row's
     group code), ``group_high`` (each group's hash) and ``wanted_group_high`` (the group hash
     of each wanted entry), the rows let through are filtered again on the (group, key) pair:
     a second table. Every row whose (group, key) is wanted is returned, with a few others
     whose hashes collide: the caller checks them exactly.
     """
-    bits = int(np.clip(np.ceil(np.log2(max(len(wanted), 1))) + 6, 12, 26))  # at most 64 MB
+    bits = int(np.clip(np.ceil(np.log2(max(len(wanted), 1))) + 6, 12, 24))  # at most 16 MB a table
     shift = np.uint32(32 - bits)
     table = np.zeros(1 << bits, dtype=bool)  # bool, not uint8: numpy finds the hits of a bool array fastest
     table[wanted >> shift] = True

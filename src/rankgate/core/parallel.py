@@ -8,8 +8,34 @@ from typing import TypeVar
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
-WORKERS = max(1, min(4, os.cpu_count() or 1))
-"""Threads for the per-slice work of the large column passes (numpy and Arrow release the GIL)."""
+
+
+def _workers() -> int:
+    """``RANKGATE_THREADS`` if set (a whole number >= 1), else the CPUs that other processes leave
+    free when rankgate starts, at least 1 and at most 4.
+
+    A second thread pays only on a free core: beside a CPU hog on a 2-core machine, two threads
+    made rankgate lose more than single-threaded pytrec_eval did (docs/performance.md, "busy").
+    """
+    wanted = os.environ.get("RANKGATE_THREADS", "").strip()
+    if wanted.isdigit() and int(wanted) >= 1:
+        return int(wanted)
+    return max(1, min(4, (os.cpu_count() or 1) - _others_running()))
+
+
+def _others_running() -> int:
+    """Processes other than this one running or ready to run now (Linux: /proc/loadavg); 0 elsewhere."""
+    try:
+        with open("/proc/loadavg") as f:
+            running = int(f.read().split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        return 0
+    return max(0, running - 1)
+
+
+WORKERS = _workers()
+"""Threads for the per-slice work of the large column passes (numpy and Arrow release the GIL)
+and for the parse of a TREC file (`rankgate.io.trec`); ``RANKGATE_THREADS=1`` makes both serial."""
 
 
 def parallel_map(fn: Callable[[_T], _R], items: Iterable[_T]) -> list[_R]:

@@ -44,7 +44,8 @@ class Qrels:
             raise ValueError(
                 f"The 'duplicates' parameter must be one of {DUPLICATE_POLICIES}. Got {duplicates!r} instead."
             )
-        qcol = as_strings(query_ids)
+        dictionary = isinstance(query_ids, pa.Array | pa.ChunkedArray) and pa.types.is_dictionary(query_ids.type)
+        qcol = query_ids if dictionary else as_strings(query_ids)  # the TREC reader's: interned as is
         dcol = as_strings(doc_ids)
         raw = np.asarray(grades)
         locate = locate or default_locator(source or "<qrels>")

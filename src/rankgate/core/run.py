@@ -26,7 +26,7 @@ from rankgate.core.hashing import hash_filter_rows, high_words, string_hashes
 from rankgate.core.ids import RowLocator, check_ids, default_locator, intern_query_ids, mapping_locator
 from rankgate.core.parallel import parallel_map
 from rankgate.core.policies import TIE_POLICIES as TIE_POLICIES  # re-exported: it lived here
-from rankgate.core.run_scan import find_self_matches, scan_doc_ids, tied_neighbours
+from rankgate.core.run_scan import find_self_matches, scan_doc_ids, tie_group_moves
 from rankgate.errors import DuplicateError, InputError
 
 _MAX_FILTER_IDS = 1 << 24  # more judged pairs than this: the filter tables pass too many rows
@@ -207,28 +207,7 @@ class Run:
         n = self.num_rows
         if ties == "input" or n < 2 or self.ranked:
             return none, none
-        tied = tied_neighbours(self.query_codes, self.scores)
-        if len(tied) == 0:
-            return none, none
-        # Flags over the rows instead of set operations on the row numbers (numpy's union1d hashes).
-        # Row numbers are int32 below 2**31 rows: with most rows tied these arrays are run-sized.
-        kind = np.int32 if n < 2**31 else np.int64
-        after_tie = np.zeros(n, dtype=bool)  # row i is tied with row i - 1
-        after_tie[tied + 1] = True
-        involved = after_tie.copy()
-        involved[tied] = True
-        del tied
-        rows = np.flatnonzero(involved).astype(kind)  # every row of a tie group, ascending
-        del involved
-        # A new tie group starts at an involved row not tied with the row before it.
-        group = np.cumsum(~after_tie[rows], dtype=kind)
-        del after_tie
-        # trec_eval: doc id descending (byte-wise) inside each group; stable, as a lexsort on ranks
-        table = pa.table({"g": numeric_array(group), "d": take_rows(self.doc_ids, rows)})
-        del group
-        order = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")])
-        del table
-        return rows, column_to_numpy(order).astype(kind)
+        return tie_group_moves(self.query_codes, self.scores, self.doc_ids)
 
     def ranks(self, rows: np.ndarray, codes: np.ndarray, ties: str = "trec") -> np.ndarray:
         """0-based rank in evaluation order of stored ``rows`` (of queries ``codes``, their `query_codes`).

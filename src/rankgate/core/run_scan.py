@@ -7,12 +7,21 @@ result is the same as one pass in order.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from rankgate.core.columns import find_duplicate_pairs, indices, take_rows
+from rankgate.core.columns import (
+    column_to_numpy,
+    find_duplicate_pairs,
+    indices,
+    numeric_array,
+    release_unused,
+    take_rows,
+)
 from rankgate.core.hashing import string_hashes
 from rankgate.core.parallel import parallel_map
 
@@ -85,14 +94,92 @@ def find_self_matches(
     return dict(sorted(out.items()))
 
 
-def tied_neighbours(codes: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """Rows ``i`` (ascending) whose score and query equal those of row ``i + 1``."""
-    step = 1 << 19  # in slices: no full-size temporaries
+def tie_group_moves(codes: np.ndarray, scores: np.ndarray, docs: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """trec_eval's tie rule on rows sorted by (query, score desc): ``(rows, within)`` such that the
+    evaluation order puts row ``rows[within[i]]`` at ``rows[i]`` (rows ascending; both int32 below
+    2**31 rows). Only rows in a group of equal (query, score) move: by doc id descending (byte-wise),
+    stable.
 
-    def tied(lo: int) -> np.ndarray:
-        hi = min(lo + step, len(codes) - 1)
-        rows = np.flatnonzero(scores[lo + 1 : hi + 1] == scores[lo:hi]) + lo  # few: then the queries
-        return rows[codes[rows + 1] == codes[rows]]
+    Tie groups never cross a query, so the rows are taken in slices of about `SLICE_ROWS` cut at
+    query starts, on a few threads: each slice finds its groups, copies its tied doc ids and sorts
+    them by (group, doc id descending) on its own; no full-size temporaries, and with nearly every
+    row tied (integer scores) no copy of the whole doc-id column.
+    """
+    n = len(codes)
+    kind = np.int32 if n < 2**31 else np.int64
+    cuts = np.searchsorted(codes, codes[np.arange(SLICE_ROWS, n, SLICE_ROWS)], side="left")  # query starts
+    bounds = np.unique(np.concatenate([[0], cuts, [n]])).tolist()
 
-    found = parallel_map(tied, range(0, len(codes) - 1, step))
-    return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+    def flags(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """Row i is tied with row i - 1 (``after_tie``) and row i is in a tie group (``involved``)."""
+        s, c = scores[lo:hi], codes[lo:hi]
+        tied = np.flatnonzero(s[1:] == s[:-1])  # few: then the queries
+        tied = tied[c[tied + 1] == c[tied]]
+        if len(tied) == 0:
+            return None
+        after_tie = np.zeros(hi - lo, dtype=bool)
+        after_tie[tied + 1] = True
+        involved = after_tie.copy()
+        involved[tied] = True
+        return after_tie, involved
+
+    def count(lo: int, hi: int) -> int:
+        found = flags(lo, hi)
+        return 0 if found is None else int(np.count_nonzero(found[1]))
+
+    slices = list(itertools.pairwise(bounds))
+    counts = parallel_map(lambda b: count(*b), slices)  # a first pass, so each slice writes its own output
+    if not sum(counts):
+        none = np.zeros(0, dtype=np.int64)
+        return none, none
+    starts = np.cumsum([0, *counts]).tolist()
+    rows, within = np.empty(starts[-1], dtype=kind), np.empty(starts[-1], dtype=kind)
+
+    def moves(i: int) -> None:
+        lo, hi = slices[i]
+        found = flags(lo, hi)
+        if found is None:
+            return
+        after_tie, involved = found
+        out = slice(starts[i], starts[i + 1])
+        local = np.flatnonzero(involved).astype(kind)  # every row of a tie group, ascending
+        group = np.cumsum(~after_tie[local], dtype=kind)  # a group starts at a row not tied with the one before
+        table = pa.table({"g": numeric_array(group), "d": take_rows(docs.slice(lo, hi - lo), local)})
+        order = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")])  # stable
+        within[out] = column_to_numpy(order)
+        within[out] += kind(starts[i])  # positions among all moved rows
+        rows[out] = local
+        rows[out] += kind(lo)
+
+    parallel_map(moves, range(len(slices)))
+    release_unused()  # the slices' temporaries, spread over the threads' heaps
+    return rows, within
+
+
+def grouped_score_order(codes: np.ndarray, scores: np.ndarray) -> np.ndarray | None:
+    """The stable permutation sorting rows by (query code, score descending), as `Run` sorts them,
+    for rows whose queries are scattered (shuffled lines); None when there are 2**16 queries or more.
+
+    A stable radix sort of the codes (numpy sorts 16-bit integers by radix) groups the rows by
+    query, file order kept; then slices of about `SLICE_ROWS` rows cut at query starts are sorted
+    on their own, in cache and on a few threads, each in place. A third less CPU than one Arrow
+    sort of every row by (query, score), and no full-size temporaries but the permutation.
+    """
+    n = len(codes)
+    if n == 0 or int(codes.max()) >= 2**16:
+        return None
+    kind = np.int32 if n < 2**31 else np.int64
+    order = np.argsort(codes.astype(np.uint16), kind="stable").astype(kind)
+    group_starts = np.zeros(int(codes.max()) + 2, dtype=np.int64)
+    np.cumsum(np.bincount(codes), out=group_starts[1 : len(group_starts)])
+    cuts = group_starts[codes[order[np.arange(SLICE_ROWS, n, SLICE_ROWS)]]]  # query starts
+    bounds = np.unique(np.concatenate([[0], cuts, [n]])).tolist()
+
+    def sort(lo: int, hi: int) -> None:
+        rows = order[lo:hi]
+        table = pa.table({"q": numeric_array(codes[rows]), "s": numeric_array(scores[rows])})
+        within = pc.sort_indices(table, sort_keys=[("q", "ascending"), ("s", "descending")])
+        order[lo:hi] = rows[column_to_numpy(within)]
+
+    parallel_map(lambda b: sort(*b), itertools.pairwise(bounds))
+    return order

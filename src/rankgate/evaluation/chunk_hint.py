@@ -8,9 +8,13 @@ counts those whose head is a judged document id.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from rankgate.core.columns import take_rows
 
 SEPARATORS = ("#", "::")
 SAMPLE = 500
@@ -26,12 +30,16 @@ def chunk_matches(
     """
     n = len(run_doc_ids)
     rows = np.unique(np.linspace(0, n - 1, min(n, SAMPLE)).astype(np.int64)) if n else np.zeros(0, np.int64)
-    sample = run_doc_ids.take(pa.array(rows))
+    sample = take_rows(run_doc_ids, rows)  # not ChunkedArray.take (a copy of the whole column first)
     judged = pc.unique(judged_doc_ids)
     out = {}
     for sep in SEPARATORS:
-        holds = pc.fill_null(pc.match_substring(sample, sep), False)
-        heads = pc.list_element(pc.split_pattern(sample, sep, max_splits=1, reverse=True), 0)
-        out[sep] = int(pc.sum(pc.and_(holds, pc.is_in(heads, value_set=judged))).as_py() or 0)
+        # The head before the last separator; null where there is none (no list_element or fill_null
+        # here: their Python-value arguments make pyarrow import pandas, half a second).
+        heads = pc.extract_regex(sample, f"(?s)^(?P<head>.*){re.escape(sep)}")
+        if isinstance(heads, pa.ChunkedArray):
+            heads = heads.combine_chunks()
+        found = pc.is_in(heads.field(0), value_set=judged, skip_nulls=True)
+        out[sep] = int(pc.sum(pc.and_(pc.is_valid(heads), found)).as_py() or 0)
     out["sampled"] = len(rows)
     return out

@@ -1,8 +1,9 @@
 """Which run rows are judged: the join of a `Run` with its `Qrels` on (query, doc).
 
 The run's doc-id hashes, kept from duplicate detection, pick the candidate rows without
-reading a string (`Run.candidate_rows`); their (query, doc) pairs are matched on 64-bit
-hashes, and every match is then checked on the strings themselves. If two judgments share
+reading a string (`Run.candidate_rows`; every row when the judged pairs are too many for that
+filter); their (query, doc) pairs are matched on 64-bit hashes, and every match is then
+checked on the strings themselves. If two judgments share
 a hash, or a check fails, the exact join on interned ids takes over, so the answer never
 depends on a hash.
 """
@@ -13,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rankgate.core.columns import column_to_numpy, indices, intern, take_rows
+from rankgate.core.columns import column_to_numpy, concat_releasing, indices, intern, release_unused, take_rows
 from rankgate.core.hashing import string_hashes
 from rankgate.core.parallel import parallel_map
 from rankgate.core.qrels import Qrels
@@ -32,38 +33,101 @@ def join(q: Qrels, r: Run) -> tuple[np.ndarray, np.ndarray]:
         return empty, empty
     judged_queries = q.query_ids.take(indices(q.query_codes))
     candidate = r.candidate_rows(judged_queries, q.doc_ids)  # a superset of the judged pairs
-    if candidate is not None:
-        found = _join_by_hash(q, r, candidate)
-        if found is not None:
-            return found
-    return _join_exact(q, r, candidate)
+    found = _join_by_hash(q, r, candidate)
+    if found is None:
+        found = _join_exact(q, r, candidate)
+    release_unused()  # the slices' temporaries, spread over the threads' heaps
+    return found
 
 
 _PAIR = np.uint64(0xC2B2AE3D27D4EB4F)  # odd: mixes a query's hash into its docs' hashes
+_HASH_SLICE = 1 << 18  # run rows hashed and looked up at a time when every row is a candidate
 
 
 def _pair_hashes(doc_hashes: np.ndarray, query_hashes: np.ndarray, codes: np.ndarray) -> np.ndarray:
     return doc_hashes ^ (np.take(query_hashes, codes) * _PAIR)
 
 
-def _join_by_hash(q: Qrels, r: Run, candidate: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """`join` for the candidate rows by 64-bit (query, doc) hashes, each match checked on the
-    strings themselves; None (use `_join_exact`) if two judgments share a hash or a check fails."""
+def _join_by_hash(q: Qrels, r: Run, candidate: np.ndarray | None) -> tuple[np.ndarray, np.ndarray] | None:
+    """`join` for the candidate rows (None: every row, a slice at a time) by 64-bit (query, doc)
+    hashes, each match checked on the strings themselves; None (use `_join_exact`) if two
+    judgments share a hash or a check fails.
+
+    With every row a candidate (judged pairs too many for `Run.candidate_rows`' filter, as with
+    BEIR's ~50 judgments a query at depth 100) the run's doc ids are hashed slice by slice: no
+    copy of them and no interning of the judged ids.
+    """
     qrels_keys = _pair_hashes(string_hashes(q.doc_ids), string_hashes(q.query_ids), q.query_codes)
-    key_order = np.argsort(qrels_keys)
+    key_order = np.argsort(qrels_keys).astype(np.int32 if len(qrels_keys) < 2**31 else np.int64)
     sorted_keys = qrels_keys[key_order]
+    del qrels_keys
     if (sorted_keys[1:] == sorted_keys[:-1]).any():
         return None
-    docs = take_rows(r.doc_ids, candidate)
-    keys = _pair_hashes(string_hashes(docs), string_hashes(r.query_ids), r.query_codes[candidate])
-    at, hit = _sorted_lookup(sorted_keys, keys)
-    qrel_rows = key_order[at[hit]]
-    rows = np.flatnonzero(hit)
-    other_doc = pc.any(pc.not_equal(take_rows(docs, rows), take_rows(q.doc_ids, qrel_rows))).as_py()
-    qrels_query = index_in(r.query_ids, q.query_ids)[r.query_codes[candidate[rows]]]
-    if other_doc or not (qrels_query == q.query_codes[qrel_rows]).all():
+    run_query_hashes = string_hashes(r.query_ids)
+    qrels_query = index_in(r.query_ids, q.query_ids)
+    index = _HashIndex(sorted_keys, key_order)
+    del sorted_keys, key_order
+
+    def match(rows: np.ndarray | slice) -> tuple[np.ndarray, np.ndarray, bool]:
+        docs = take_rows(r.doc_ids, rows) if isinstance(rows, np.ndarray) else r.doc_ids[rows]
+        codes = r.query_codes[rows]
+        found, qrel_rows = index.find(_pair_hashes(string_hashes(docs), run_query_hashes, codes))
+        other_doc = pc.any(pc.not_equal(take_rows(docs, found), take_rows(q.doc_ids, qrel_rows))).as_py()
+        exact = not other_doc and bool((qrels_query[codes[found]] == q.query_codes[qrel_rows]).all())
+        run_rows = rows[found] if isinstance(rows, np.ndarray) else found + rows.start
+        return run_rows, qrel_rows, exact
+
+    if candidate is not None:
+        parts = [match(candidate)]
+    else:
+        parts = parallel_map(match, [slice(lo, lo + _HASH_SLICE) for lo in range(0, r.num_rows, _HASH_SLICE)])
+    index.clear()  # before the output is put together: with BEIR's qrels, 100 MB
+    if not all(p[2] for p in parts):
         return None  # a 64-bit collision: never seen, but the answer must be exact
-    return candidate[rows], qrel_rows
+    run_rows, qrel_rows = [p[0] for p in parts], [p[1] for p in parts]
+    del parts
+    return concat_releasing(run_rows, _row_type(r.num_rows)), concat_releasing(qrel_rows, _row_type(q.num_rows))
+
+
+def _row_type(n: int) -> type[np.signedinteger]:
+    """int32 row numbers below 2**31 rows: BEIR-like qrels match millions of rows."""
+    return np.int32 if n < 2**31 else np.int64
+
+
+class _HashIndex:
+    """Sorted, distinct 64-bit hashes found by their top bits: a table of where each bucket of the
+    sorted array starts (one to two buckets per key, so most hold none or one), then one gather per
+    key and bucket entry. Many times faster than a search per key, and no sort of the keys."""
+
+    def __init__(self, sorted_keys: np.ndarray, rows: np.ndarray) -> None:
+        self.keys = sorted_keys
+        self.rows = rows  # what each key stands for
+        bits = int(np.clip(np.ceil(np.log2(max(len(sorted_keys), 1))), 4, 28))
+        self.shift = np.uint64(64 - bits)
+        counts = np.bincount((sorted_keys >> self.shift).astype(np.intp), minlength=1 << bits)
+        self.widest = int(counts.max(initial=0))
+        self.starts = np.zeros((1 << bits) + 1, dtype=np.int32 if len(sorted_keys) < 2**31 else np.int64)
+        np.cumsum(counts, out=self.starts[1:])
+
+    def clear(self) -> None:
+        self.keys = self.rows = self.starts = np.zeros(0, dtype=np.int64)
+
+    def find(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Positions (ascending) of the ``keys`` that are in the index, and the row each stands for."""
+        bucket = keys >> self.shift
+        first = np.take(self.starts, bucket)
+        size = np.take(self.starts, bucket + np.uint64(1)) - first
+        place = np.full(len(keys), -1, dtype=np.int64)
+        rows = np.flatnonzero(size)
+        for j in range(self.widest):  # the j-th entry of each bucket still unmatched
+            at = first[rows].astype(np.int64) + j
+            same = np.take(self.keys, at) == keys[rows]
+            place[rows[same]] = at[same]
+            rows = rows[~same & (size[rows] > j + 1)]
+            if len(rows) == 0:
+                break
+        found = np.flatnonzero(place >= 0)
+        return found, self.rows[place[found]]
 
 
 def _sorted_lookup(sorted_keys: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -7,10 +7,11 @@ from collections.abc import Callable
 
 import pyarrow as pa
 
+from rankgate.core.columns import release_unused
 from rankgate.core.qrels import Qrels
 from rankgate.core.run import Run
 from rankgate.errors import InputError
-from rankgate.io import tables, trec
+from rankgate.io import run_order, tables, trec
 from rankgate.io.ranx_files import is_lz4, read_lz4_mapping
 from rankgate.io.source import FORMATS, detect_format, read_bytes, read_head, stem
 
@@ -38,22 +39,36 @@ def read_run(
     fmt = _format(path, format)
     if fmt == "trec":
         parsed = trec.read(source, trec.RUN_LAYOUT, source)
-        t = parsed.table
-        return Run(
-            t["qid"],
-            t["docid"],
-            parsed.values,
-            name=run_name,
-            source=source,
-            duplicates=duplicates,
-            locate=parsed.locate,
-        )
+        moved = run_order.reorder(parsed, duplicates)  # in Run's order, file-order columns let go
+        try:
+            return _trec_run(parsed, source, run_name, duplicates)
+        except InputError:
+            if not moved:
+                raise
+        # The error names rows: build the Run from the file's order, which raises it as it should.
+        return _trec_run(trec.read(source, trec.RUN_LAYOUT, source), source, run_name, duplicates)
     data = read_bytes(path)
     if fmt == "json":
         mapping = tables.read_json_mapping(data, source, "score")
         return Run.from_dict(mapping, source=source, name=run_name, duplicates=duplicates)
     table, locate = _table(data, fmt, source)
     return run_from_table(table, source=source, name=run_name, duplicates=duplicates, locate=locate)
+
+
+def _trec_run(parsed: trec.Parsed, source: str, name: str, duplicates: str) -> Run:
+    t = parsed.table
+    run = Run(
+        t["qid"],
+        t["docid"],
+        parsed.values,
+        name=name,
+        source=source,
+        duplicates=duplicates,
+        locate=parsed.locate,
+    )
+    del parsed, t
+    release_unused()  # the constructor's temporaries
+    return run
 
 
 def read_qrels(
@@ -72,7 +87,10 @@ def read_qrels(
     if fmt == "trec":
         parsed = trec.read(source, trec.QRELS_LAYOUT, source)
         t = parsed.table
-        return Qrels(t["qid"], t["docid"], parsed.values, source=source, duplicates=duplicates, locate=parsed.locate)
+        qrels = Qrels(t["qid"], t["docid"], parsed.values, source=source, duplicates=duplicates, locate=parsed.locate)
+        del parsed, t
+        release_unused()
+        return qrels
     data = read_bytes(path)
     if fmt == "json":
         mapping = tables.read_json_mapping(data, source, "grade")

@@ -17,13 +17,23 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from rankgate.core.columns import column_to_numpy, first_empty, first_with_whitespace, release_unused
+from rankgate.core.columns import (
+    array_to_numpy,
+    column_to_numpy,
+    first_empty,
+    first_with_whitespace,
+    intern_ordered,
+    numeric_array,
+    release_unused,
+)
+from rankgate.core.parallel import WORKERS
 from rankgate.errors import InputError
 from rankgate.io.source import BOM, DECOMPRESS_ERRORS, block_size_for, open_stream, read_bytes, read_head, sniff_codec
 from rankgate.io.values import plain_float, shown
@@ -121,12 +131,24 @@ def read(path: str, layout: Layout, source: str) -> Parsed:
     release_unused()  # the parser's buffers, kept by Arrow's allocator for reuse that won't come
     if table is None or table.num_rows == 0 or _suspicious(table):  # the slow path says what was wrong
         return parse(read_bytes(path), layout, source)
-    values = _values(table, layout)
+    chunks = table[layout.keep[-1]].chunks
+    table = table.drop_columns([layout.keep[-1]])  # `_values` lets go of each chunk once it is copied
+    values = _values(chunks, layout)
     if values is None:
         return parse(read_bytes(path), layout, source)
-    table = table.drop_columns([layout.keep[-1]])  # its float64 copy is in `values`
+    if layout.kind == "run":
+        table = _interned_queries(table)
     release_unused()
     return Parsed(table=table, values=values, locate=_locator(lambda: read_bytes(path), source, 1, layout.kind))
+
+
+def _interned_queries(table: pa.Table) -> pa.Table:
+    """``table`` with its query ids as one dictionary array, codes in byte order of the ids: what
+    `Run` makes of them (`intern_ordered`), made here so that the parser's per-block indices
+    can go before the `Run` is built (`intern_ordered` takes such a column as it is)."""
+    interned = intern_ordered(table["qid"], check_used=True)
+    dictionary = pa.DictionaryArray.from_arrays(numeric_array(interned.codes), interned.values)
+    return table.set_column(table.schema.get_field_index("qid"), "qid", pa.chunked_array([dictionary]))
 
 
 def _suspicious(table: pa.Table) -> bool:
@@ -159,11 +181,14 @@ def _read_tabbed(path: str, codec: str | None, layout: Layout) -> pa.Table | Non
     try:
         table = pacsv.read_csv(
             open_stream(path, codec),
-            read_options=pacsv.ReadOptions(column_names=list(layout.names), block_size=_BLOCK_SIZE),
+            read_options=pacsv.ReadOptions(
+                column_names=list(layout.names), block_size=_BLOCK_SIZE, use_threads=WORKERS > 1
+            ),
             parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False, ignore_empty_lines=True),
             convert_options=pacsv.ConvertOptions(
                 column_types=types, strings_can_be_null=False, quoted_strings_can_be_null=False, null_values=[]
             ),
+            memory_pool=_POOL,
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError, *DECOMPRESS_ERRORS):
         return None
@@ -179,13 +204,17 @@ def _read_tabbed(path: str, codec: str | None, layout: Layout) -> pa.Table | Non
 
 
 _BLOCK_SIZE = 1 << 22  # 4 MB: less peak memory
+# The parse allocates from C's malloc, not Arrow's default pool (mimalloc): mimalloc keeps about
+# 70 MB of a 7M-line parse's freed blocks for reuse, which the numpy arrays built next cannot
+# use; malloc's large blocks go back to the system when freed (and `release_unused` trims).
+_POOL = pa.system_memory_pool()
 
 
 def _read_csv(source: object, layout: Layout, block_size: int = _BLOCK_SIZE) -> pa.Table:
     """Arrow's parse of TREC text; a line longer than ``block_size`` fails it ("straddling object")."""
     return pacsv.read_csv(
         source,
-        read_options=pacsv.ReadOptions(column_names=list(layout.names), block_size=block_size),
+        read_options=pacsv.ReadOptions(column_names=list(layout.names), block_size=block_size, use_threads=WORKERS > 1),
         parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False, ignore_empty_lines=True),
         convert_options=pacsv.ConvertOptions(
             column_types=dict(zip(layout.names, layout.types, strict=True)),
@@ -194,6 +223,7 @@ def _read_csv(source: object, layout: Layout, block_size: int = _BLOCK_SIZE) -> 
             quoted_strings_can_be_null=False,
             null_values=[],
         ),
+        memory_pool=_POOL,
     )
 
 
@@ -215,7 +245,7 @@ def parse(data: bytes, layout: Layout, source: str, first_line: int = 1) -> Pars
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError) as e:
         diagnose(data, layout, source, first_line)
         raise InputError(f"cannot parse {layout.kind} file ({e})", source=source) from None
-    values = _values(table, layout)
+    values = _values(table[layout.keep[-1]].chunks, layout)
     if values is None:
         diagnose(data, layout, source, first_line)
         raise InputError(
@@ -274,16 +304,25 @@ def content_line_numbers(data: bytes, kind: str, first_line: int = 1) -> list[in
     return [i for i, raw in enumerate(split_lines(data), start=first_line) if is_content(raw, kind)]
 
 
-def _values(table: pa.Table, layout: Layout) -> np.ndarray | None:
-    """The score (run) or grade (qrels) column as one float64 array; None when one is bad.
+def _values(chunks: list[Any], layout: Layout) -> np.ndarray | None:
+    """The score (run) or grade (qrels) column's ``chunks`` as one float64 array; None when one is bad.
 
     Bad: a score that is not finite, a grade not written as an integer or too large (`diagnose`
-    names its line).
+    names its line). A run's chunks are copied one by one and let go (emptied in the list), so
+    the column is not held twice.
     """
-    column = table[layout.keep[-1]]
     if layout.kind == "run":
-        values = column_to_numpy(column)
+        values = np.empty(sum(len(c) for c in chunks), dtype=np.float64)
+        at = 0
+        for i in range(len(chunks)):
+            chunk = chunks[i]
+            values[at : at + len(chunk)] = array_to_numpy(chunk)
+            at += len(chunk)
+            chunks[i] = chunk = None
+            if i % 16 == 15:
+                release_unused()
         return values if np.isfinite(values).all() else None
+    column = pa.chunked_array(chunks, type=pa.string())
     # Among tokens that read as finite whole numbers, only an exponent ("1e3") makes the float reading
     # differ from trec_eval's atoi; a substring test is much cheaper than matching _INTEGER_GRADE.
     if pc.any(pc.match_substring(column, "e", ignore_case=True)).as_py():

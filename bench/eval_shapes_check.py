@@ -1,0 +1,106 @@
+"""CPU time, peak RSS and per-query output of `rankgate eval` on the shapes, old code against new.
+
+Each shape is evaluated in its own child process (``python -m rankgate eval ... --per-query
+--format json``) with ``PYTHONPATH`` set to each source tree given; the script prints wall
+time, CPU time (user+sys of the child) and peak RSS per tree, and checks that every tree's
+output is byte-identical to the first's. Use it to show that a speed-up changed no result:
+
+    python bench/shapes.py --lines 2000000 --workdir /tmp/rgs
+    git archive HEAD src | tar -x -C /tmp/rg_old        # the code before the change
+    python bench/eval_shapes_check.py --workdir /tmp/rgs --lines 2000000 /tmp/rg_old/src src
+
+``--profile`` instead runs cProfile on one in-process evaluation of each shape (the tree of
+this checkout) and prints the top functions by cumulative time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
+from eval_speed import WRAPPER
+from shapes import SHAPES, ensure_shape
+
+MEASURES = "P@10,R@100,nDCG@10,RR@10,AP"
+
+
+def measure(src: str, meta: dict, out: str, repeat: int) -> dict:
+    """Best-of-``repeat`` CPU time of one tree on one shape, its peak RSS and its output's digest."""
+    env = {**os.environ, "PYTHONPATH": os.path.abspath(src)}
+    cmd = [sys.executable, "-m", "rankgate", "eval", meta["qrels"], meta["run"], "-m", MEASURES]
+    cmd += ["--per-query", "--format", "json"]
+    best: dict | None = None
+    for _ in range(repeat):
+        w = subprocess.run(
+            [sys.executable, "-c", WRAPPER, out, out + ".err", "0", *cmd], capture_output=True, text=True, env=env
+        )
+        stats = json.loads(w.stdout.strip().splitlines()[-1])
+        if stats["rc"] != 0:
+            with open(out + ".err") as f:
+                raise SystemExit(f"{src} failed on {meta['run']}: {f.read()[-500:]}")
+        if best is None or stats["cpu"] < best["cpu"]:
+            best = stats
+    assert best is not None
+    with open(out, "rb") as f:
+        best["digest"] = hashlib.sha256(f.read()).hexdigest()
+    return best
+
+
+def profile(meta: dict, top: int) -> None:
+    import cProfile
+    import pstats
+
+    from rankgate.cli import main
+
+    argv = ["eval", meta["qrels"], meta["run"], "-m", MEASURES, "--format", "json"]
+    prof = cProfile.Profile()
+    with open(os.devnull, "w") as sink:
+        stdout, sys.stdout = sys.stdout, sink
+        try:
+            prof.runcall(main, argv)
+        finally:
+            sys.stdout = stdout
+    pstats.Stats(prof).sort_stats("cumulative").print_stats(top)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("trees", nargs="*", default=["src"], help="source trees (folders holding rankgate/)")
+    ap.add_argument("--workdir", default="/tmp/rankgate-bench")
+    ap.add_argument("--lines", type=int, default=2_000_000)
+    ap.add_argument("--shapes", default=None, help="comma-separated (default: all)")
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--top", type=int, default=30)
+    args = ap.parse_args()
+    names = args.shapes.split(",") if args.shapes else list(SHAPES)
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs", flush=True)
+    differ = []
+    for name in names:
+        meta = ensure_shape(args.workdir, name, args.lines)
+        if args.profile:
+            print(f"== {name}", flush=True)
+            profile(meta, args.top)
+            continue
+        cells, digests = [], []
+        for i, tree in enumerate(args.trees):
+            got = measure(tree, meta, os.path.join(args.workdir, f"check_{name}_{i}.json"), args.repeat)
+            cells.append(f"{got['cpu']:6.2f} s CPU {got['wall']:6.2f} s wall {got['maxrss_kb'] / 1024:5.0f} MB")
+            digests.append(got["digest"])
+        same = all(d == digests[0] for d in digests)
+        if not same:
+            differ.append(name)
+        print(f"{name:15s} " + " | ".join(cells) + ("" if same else "  OUTPUT DIFFERS"), flush=True)
+    print(f"load average {os.getloadavg()[0]:.1f}")
+    if differ:
+        print("outputs differ on: " + ", ".join(differ), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

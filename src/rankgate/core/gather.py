@@ -1,0 +1,157 @@
+"""Row gathers from Arrow columns that do not copy more than they must, and giving memory back.
+
+Re-exported by `rankgate.core.columns`, where they lived.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import sys
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from rankgate.core.parallel import parallel_map
+
+
+def indices(values: np.ndarray) -> pa.Array:
+    """Row positions (a numpy int array) as an Arrow int64 array, for ``take``.
+
+    ``pa.array(numpy_array)`` imports pandas on first use; building from the buffer does not.
+    """
+    data = np.ascontiguousarray(values, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(data), [None, pa.py_buffer(data)])
+
+
+def release_unused() -> None:
+    """Give memory that Arrow's allocator (and C's malloc) holds but no longer uses back to the system.
+
+    After a large parse its pool keeps the parser's freed buffers (about 100 MB for a
+    7M-line run) for reuse; the arrays that follow are numpy's, so that memory would only
+    swell the peak.
+    """
+    pa.default_memory_pool().release_unused()
+    _trim_heap()
+
+
+_malloc_trim: Any = None
+
+
+def _trim_heap() -> None:
+    """glibc's ``malloc_trim``: numpy's freed arrays below malloc's adaptive mmap threshold (up to
+    32 MB) stay in the process heap, counted in its RSS, until trimmed. A no-op elsewhere."""
+    global _malloc_trim
+    if _malloc_trim is None:
+        _malloc_trim = False
+        if sys.platform.startswith("linux"):
+            with contextlib.suppress(OSError, AttributeError):  # musl and others: nothing to trim with
+                _malloc_trim = ctypes.CDLL("libc.so.6").malloc_trim
+    if _malloc_trim:
+        _malloc_trim(0)
+
+
+def take_rows(column: pa.ChunkedArray | pa.Array, rows: np.ndarray) -> pa.ChunkedArray:
+    """``column.take(rows)``, chunk by chunk.
+
+    Arrow's ``ChunkedArray.take`` first concatenates every chunk: for a few rows of a
+    7M-row doc-id column that is a full copy (80 MB). Here each chunk gives its own rows.
+    """
+    if isinstance(column, pa.Array):
+        column = pa.chunked_array([column])
+    rows = np.asarray(rows)
+    if rows.dtype.kind != "i":  # int32 rows stay int32: no full-size int64 copy of a permutation
+        rows = rows.astype(np.int64)
+    if column.num_chunks <= 1:
+        return pa.chunked_array([c.take(indices(rows)) for c in column.chunks], type=column.type)
+    ascending = len(rows) < 2 or bool((rows[1:] >= rows[:-1]).all())
+    if not ascending and 4 * len(rows) > len(column):  # a large shuffle
+        return _take_shuffled(column, rows)
+    order = None if ascending else np.argsort(rows, kind="stable")
+    wanted = rows if order is None else rows[order]
+    bounds = np.zeros(column.num_chunks + 1, dtype=np.int64)
+    np.cumsum([len(c) for c in column.chunks], out=bounds[1:])
+    cuts = np.searchsorted(wanted, bounds)
+    if len(wanted) and (wanted[0] < 0 or wanted[-1] >= bounds[-1]):
+        raise IndexError(f"row index out of bounds for a column of {bounds[-1]} rows")
+    parts = [
+        column.chunk(i).take(indices(wanted[cuts[i] : cuts[i + 1]] - bounds[i]))
+        for i in range(column.num_chunks)
+        if cuts[i + 1] > cuts[i]
+    ]
+    out = pa.chunked_array(parts, type=column.type)
+    if order is None:
+        return out
+    back = np.empty(len(order), dtype=np.int64)
+    back[order] = np.arange(len(order))
+    return pa.chunked_array([out.combine_chunks().take(indices(back))], type=column.type)
+
+
+def _take_shuffled(column: pa.ChunkedArray, rows: np.ndarray) -> pa.ChunkedArray:
+    """`take_rows` for many rows in no order: a quarter million output rows at a time (on a few
+    threads), each chunk giving its own rows, then put in order within the piece (in cache).
+    Arrow's ``ChunkedArray.take`` would first concatenate the whole column: a third copy."""
+    bounds = np.zeros(column.num_chunks + 1, dtype=np.int64)
+    np.cumsum([len(c) for c in column.chunks], out=bounds[1:])
+    if len(rows) and (rows.min() < 0 or rows.max() >= bounds[-1]):
+        raise IndexError(f"row index out of bounds for a column of {bounds[-1]} rows")
+    small = np.int16 if column.num_chunks < 2**15 else np.int64  # a stable sort of int16 is a radix sort
+
+    def piece(lo: int) -> pa.Array:
+        wanted = rows[lo : lo + _TAKE_SLICE]
+        chunk = (np.searchsorted(bounds, wanted, side="right") - 1).astype(small)
+        order = np.argsort(chunk, kind="stable")
+        cuts = np.searchsorted(chunk[order], np.arange(column.num_chunks + 1)).tolist()
+        by_chunk = wanted[order]
+        parts = [
+            column.chunk(i).take(indices(by_chunk[cuts[i] : cuts[i + 1]] - bounds[i]))
+            for i in range(column.num_chunks)
+            if cuts[i + 1] > cuts[i]
+        ]
+        back = np.empty(len(order), dtype=np.int64)
+        back[order] = np.arange(len(order))
+        return pa.concat_arrays(parts).take(indices(back))
+
+    return pa.chunked_array(parallel_map(piece, range(0, len(rows), _TAKE_SLICE)), type=column.type)
+
+
+_TAKE_SLICE = 1 << 18
+
+
+def take_blocks(column: pa.ChunkedArray, starts: np.ndarray, lengths: np.ndarray) -> pa.ChunkedArray:
+    """Rows ``starts[i] : starts[i] + lengths[i]`` of ``column`` for each ``i``, one block after the other.
+
+    Blocks that follow each other in ``column`` are copied as one; the output is cut in pieces of
+    about a quarter million rows, each copied once (no concatenation of the whole column first).
+    """
+    if len(starts) == 0:
+        return pa.chunked_array([], type=column.type)
+    joined = np.flatnonzero(starts[1:] != starts[:-1] + lengths[:-1]) + 1  # first block of each run
+    run_starts = starts[np.concatenate([[0], joined])]
+    run_lengths = np.add.reduceat(lengths, np.concatenate([[0], joined]))
+    pieces: list[pa.Array] = []
+    parts: list[pa.Array] = []
+    size = 0
+    for start, length in zip(run_starts.tolist(), run_lengths.tolist(), strict=True):
+        parts.extend(column.slice(start, length).chunks)
+        size += length
+        if size >= 1 << 18:
+            pieces.append(pa.concat_arrays(parts))
+            parts, size = [], 0
+    if parts:
+        pieces.append(pa.concat_arrays(parts))
+    return pa.chunked_array(pieces, type=column.type)
+
+
+def concat_releasing(pieces: list[np.ndarray], dtype: Any) -> np.ndarray:
+    """``np.concatenate(pieces)`` as ``dtype``, each piece let go (emptied in the list) once copied:
+    the peak is the output and one piece, not twice the output."""
+    out = np.empty(sum(len(p) for p in pieces), dtype=dtype)
+    at = 0
+    for i in range(len(pieces)):
+        piece = pieces[i]
+        out[at : at + len(piece)] = piece
+        at += len(piece)
+        pieces[i] = piece = out[:0]
+    return out

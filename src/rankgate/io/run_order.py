@@ -1,0 +1,60 @@
+"""A parsed run put in `Run`'s order (query, score descending) by the reader, before the `Run` is built.
+
+`Run` sorts the rows it is given, but its caller still holds the file-order columns while it
+does, so a run whose queries come in numeric or topics-file order, or whose lines are
+shuffled, held every column twice (and the doc ids three times when shuffled) while the
+`Run` hashed them. Done here, each file-order column is let go as soon as its sorted copy
+exists, and the `Run` finds its rows already in order.
+
+The result is the same `Run`: the sort is the one `Run` does (stable: file order among equal
+scores). Duplicate (query, doc) pairs are found in row order, which the sort may change
+between the two copies of a pair unless it only moves whole queries, so a full sort is done
+here only under ``duplicates="error"``; and since an error's row would then be numbered in
+sorted order, the caller rebuilds the `Run` from the file on any `InputError` (see `reordered`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from rankgate.core.columns import intern_ordered, numeric_array, release_unused, take_blocks, take_rows
+from rankgate.core.run import _score_order
+from rankgate.core.run_scan import grouped_score_order
+from rankgate.io.trec import Parsed
+
+
+def _scattered(codes: np.ndarray, n_queries: int) -> bool:
+    """Whether some query's rows are not contiguous: more runs of equal codes than queries (every
+    query id of a parsed TREC file occurs in it)."""
+    return len(codes) > 1 and 1 + int(np.count_nonzero(codes[1:] != codes[:-1])) > n_queries
+
+
+def reorder(parsed: Parsed, duplicates: str) -> bool:
+    """Put ``parsed``'s rows in `Run`'s order, in place; False (nothing done) when they already
+    are, or when only a full sort would do and ``duplicates`` is not ``"error"``."""
+    interned = intern_ordered(parsed.table["qid"], check_used=False)
+    codes, dictionary = interned.codes, interned.values
+    del interned
+    if not _scattered(codes, len(dictionary)):
+        order, blocks = _score_order(codes, parsed.values)  # None, or whole queries moved
+    elif duplicates != "error":
+        return False
+    else:
+        order, blocks = grouped_score_order(codes, parsed.values), None
+        if order is None:
+            order, blocks = _score_order(codes, parsed.values)
+    if order is None or (blocks is None and duplicates != "error"):
+        return False
+    if blocks is None and len(order) < 2**31:
+        order = order.astype(np.int32, copy=False)  # Arrow's sort gives uint64: half the size
+    parsed.values = parsed.values[order]
+    codes = codes[order]
+    docs = parsed.table["docid"]
+    parsed.table = parsed.table.drop_columns(["docid"])  # the file-order doc ids: only `docs` now
+    docs = take_rows(docs, order) if blocks is None else take_blocks(docs, *blocks)
+    del order, blocks
+    queries = pa.DictionaryArray.from_arrays(numeric_array(codes), dictionary)
+    parsed.table = pa.table({"qid": pa.chunked_array([queries]), "docid": docs})
+    release_unused()
+    return True
