@@ -35,6 +35,8 @@ True
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -50,11 +52,18 @@ from rankgate.stats._common import (
     make_rng,
     row_dot,
     rows_per_block,
+    small_matmul,
 )
 
 CI_METHODS: tuple[str, ...] = ("percentile", "bca")
 # From this many queries, rows with few distinct values are resampled as multinomial counts of them.
 LARGE_N = 1 << 16
+# From LARGE_N queries on, other rows are resampled block by block: queries in blocks of
+# BLOCK_BITS**2 (the last may be shorter), resamples in chunks of CHUNK_RESAMPLES.
+BLOCK_BITS = 13
+CHUNK_RESAMPLES = 16
+# Threads that resample blocks at once; the numbers do not depend on it.
+THREADS = max(1, min(4, os.cpu_count() or 1))
 
 
 def bootstrap_ci(
@@ -157,9 +166,12 @@ def _resampled_means(d: FloatArray, n_resamples: int, rng: np.random.Generator) 
     """Means of ``n_resamples`` bootstrap resamples of the rows of ``d``, one column per measure."""
     n, m = d.shape
     if n >= LARGE_N:
-        values, counts = np.unique(d, axis=0, return_counts=True)
-        if values.shape[0] * 4 <= n:
-            return _resampled_means_of_distinct(values, counts, n_resamples, rng)
+        # A column with many distinct values is enough to skip the sort of the rows.
+        if all(np.unique(d[:, j]).shape[0] * 4 <= n for j in range(m)):
+            values, counts = np.unique(d, axis=0, return_counts=True)
+            if values.shape[0] * 4 <= n:
+                return _resampled_means_of_distinct(values, counts, n_resamples, rng)
+        return _resampled_means_by_block(d, n_resamples, rng)
     d_t = np.ascontiguousarray(d.T)
     out = np.empty((n_resamples, m), dtype=np.float64)
     rows = rows_per_block(n)
@@ -189,6 +201,66 @@ def _resampled_means_of_distinct(
         drawn = rng.multinomial(n, shares, size=size)
         out[start : start + size] = row_dot(drawn.astype(np.float64), values_t)
     out /= n
+    return out
+
+
+def _resampled_means_by_block(d: FloatArray, n_resamples: int, rng: np.random.Generator) -> FloatArray:
+    """`_resampled_means` drawn query block by query block, on `THREADS` threads.
+
+    A resample first splits its ``n`` draws among the blocks (multinomial, each block's share
+    of the queries), then draws each block's queries uniformly within the block, from the
+    block's own generator; the blocks' sums are added in block order. Only the blocks run in
+    parallel, so the numbers depend on the data and the seed, not on the thread count.
+    """
+    n, m = d.shape
+    size = 1 << BLOCK_BITS
+    starts = list(range(0, n, size))
+    sizes = np.array([min(size, n - s) for s in starts], dtype=np.int64)
+    roots = np.random.SeedSequence(rng.integers(0, 1 << 63, size=4, dtype=np.int64).tolist())
+    seeds = roots.spawn(len(starts))
+    drawn = rng.multinomial(n, sizes / n, size=n_resamples)  # resamples x blocks
+
+    def block(g: int) -> FloatArray:
+        columns_t = np.ascontiguousarray(d[starts[g] : starts[g] + sizes[g]].T)
+        return _block_sums(columns_t, drawn[:, g], np.random.PCG64(seeds[g]))
+
+    out = np.zeros((n_resamples, m), dtype=np.float64)
+    with ThreadPoolExecutor(max_workers=THREADS) as pool:
+        for sums in pool.map(block, range(len(starts))):
+            out += sums
+    out /= n
+    return out
+
+
+def _block_sums(columns_t: FloatArray, drawn: Any, bits: np.random.PCG64) -> FloatArray:
+    """Sums over ``drawn[b]`` uniform draws of the queries of one block (``columns_t``: measures x queries).
+
+    A block of ``2**BLOCK_BITS`` queries takes each query index from 16 random bits (four per
+    64-bit word, little-endian), keeping the low `BLOCK_BITS`; a shorter (last) block uses
+    ``Generator.integers``. Each chunk of `CHUNK_RESAMPLES` resamples starts on a new word.
+    """
+    m, s = columns_t.shape
+    full = s == 1 << BLOCK_BITS
+    gen = np.random.Generator(bits)
+    out = np.empty((drawn.shape[0], m), dtype=np.float64)
+    counts = np.empty((CHUNK_RESAMPLES, s), dtype=np.float64)
+    picks = np.empty(CHUNK_RESAMPLES * s * 2, dtype=np.intp)  # grown when a chunk draws more
+    offsets = np.arange(0, CHUNK_RESAMPLES * s, s, dtype=np.intp)
+    for b0 in range(0, drawn.shape[0], CHUNK_RESAMPLES):
+        per = drawn[b0 : b0 + CHUNK_RESAMPLES]
+        rows, total = per.shape[0], int(per.sum())
+        if total > picks.shape[0]:
+            picks = np.empty(total, dtype=np.intp)
+        some = picks[:total]
+        if full:
+            words = np.asarray(bits.random_raw((total + 3) // 4), dtype="<u8")
+            np.bitwise_and(words.view("<u2")[:total], s - 1, out=some, casting="unsafe")
+        else:
+            some[:] = gen.integers(0, s, size=total, dtype=np.int64)
+        some += np.repeat(offsets[:rows], per)
+        counts.fill(0.0)
+        np.add.at(counts.reshape(-1), some, 1.0)
+        out[b0 : b0 + rows] = small_matmul(counts[:rows], columns_t)
     return out
 
 
