@@ -63,7 +63,7 @@ LARGE_N = 1 << 16
 BLOCK_BITS = 13
 CHUNK_RESAMPLES = 16
 # Threads that resample blocks at once; the numbers do not depend on it.
-THREADS = max(1, min(4, os.cpu_count() or 1))
+THREADS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
 
 def bootstrap_ci(
@@ -245,21 +245,21 @@ def _block_sums(columns_t: FloatArray, drawn: Any, bits: np.random.PCG64) -> Flo
     out = np.empty((drawn.shape[0], m), dtype=np.float64)
     counts = np.empty((CHUNK_RESAMPLES, s), dtype=np.float64)
     picks = np.empty(CHUNK_RESAMPLES * s * 2, dtype=np.intp)  # grown when a chunk draws more
-    offsets = np.arange(0, CHUNK_RESAMPLES * s, s, dtype=np.intp)
     for b0 in range(0, drawn.shape[0], CHUNK_RESAMPLES):
         per = drawn[b0 : b0 + CHUNK_RESAMPLES]
         rows, total = per.shape[0], int(per.sum())
         if total > picks.shape[0]:
             picks = np.empty(total, dtype=np.intp)
-        some = picks[:total]
         if full:
             words = np.asarray(bits.random_raw((total + 3) // 4), dtype="<u8")
-            np.bitwise_and(words.view("<u2")[:total], s - 1, out=some, casting="unsafe")
+            np.bitwise_and(words.view("<u2")[:total], s - 1, out=picks[:total], casting="unsafe")
         else:
-            some[:] = gen.integers(0, s, size=total, dtype=np.int64)
-        some += np.repeat(offsets[:rows], per)
-        counts.fill(0.0)
-        np.add.at(counts.reshape(-1), some, 1.0)
+            picks[:total] = gen.integers(0, s, size=total, dtype=np.int64)
+        # One bincount per resample: numpy releases the GIL in it (not in np.add.at or np.repeat).
+        end = 0
+        for r in range(rows):
+            start, end = end, end + int(per[r])
+            counts[r] = np.bincount(picks[start:end], minlength=s)
         out[b0 : b0 + rows] = small_matmul(counts[:rows], columns_t)
     return out
 
