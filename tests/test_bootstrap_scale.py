@@ -92,6 +92,7 @@ def test_block_path_has_the_exact_mean_and_variance_of_the_bootstrap(small_block
 
 
 def test_block_path_is_reproducible_and_independent_of_the_thread_count(small_blocks, skewed, monkeypatch):
+    monkeypatch.setattr(bootstrap, "ROUND_RESAMPLES", 200)  # 3 rounds, the last one short
     monkeypatch.setattr(bootstrap, "THREADS", 1)
     one = bootstrap_means(skewed, n_resamples=500, seed=4)
     monkeypatch.setattr(bootstrap, "THREADS", 3)
