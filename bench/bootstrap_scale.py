@@ -50,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.threads is not None and hasattr(bootstrap, "THREADS"):
         bootstrap.THREADS = args.threads
-    print("| queries | values | resamples | wall (s) | CPU (s) | load | peak RSS (MiB) |\n|---|---|---|---|---|---|---|")
+    print("| queries | values | resamples | wall (s) | CPU (s) | load | peak RSS (MiB) |")
+    print("|---|---|---|---|---|---|---|")
     for kind in args.kind:
         for n in args.queries:
             d = scores(n, kind)
@@ -59,8 +60,9 @@ def main(argv: list[str] | None = None) -> int:
             wall, end = time.perf_counter() - start, os.times()
             used = end.user - cpu.user + end.system - cpu.system
             rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            load = os.getloadavg()[0]
             print(
-                f"| {n:,} | {kind} | {args.resamples:,} | {wall:.1f} | {used:.1f} | {os.getloadavg()[0]:.2f} | {rss:.0f} |",
+                f"| {n:,} | {kind} | {args.resamples:,} | {wall:.1f} | {used:.1f} | {load:.2f} | {rss:.0f} |",
                 flush=True,
             )
     return 0
