@@ -25,7 +25,7 @@ and a column alone has other distinct rows than the matrix, so there its interva
 same bootstrap but not the same numbers as in the matrix.
 
 From `LARGE_N` queries on, other rows (many distinct values: AP, nDCG, float scores) take
-the block path, still one draw per query per resample but drawn cheaply and in parallel.
+the block path: still one draw per query per resample, but cheap ones, blocks in parallel.
 The queries are cut into blocks of ``2**BLOCK_BITS`` (8,192; the last may be shorter). A
 resample first splits its ``n`` draws among the blocks as multinomial counts (each block's
 share of the queries), then draws that many queries uniformly within each block: ``n``
@@ -38,7 +38,8 @@ give the sums, and `THREADS` threads work on different blocks; the blocks' sums 
 block order, so the numbers depend on the data and the seed, never on the thread count. The
 resampled queries do not depend on the other columns either: a column alone gets the same
 resamples as in the matrix (equal up to the rounding of a product of another shape).
-1M queries x 3 measures x 10,000 resamples: about 30 s of CPU instead of 100-150.
+1M queries x 3 measures x 10,000 resamples: about 30 s of CPU instead of about 100 (see
+docs/statistics.md; two threads gain about 20% on an idle machine).
 
 Below `LARGE_N` queries nothing changed: per-query draws from the bootstrap's stream, the
 same numbers for a seed as before.
