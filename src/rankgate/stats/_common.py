@@ -36,6 +36,10 @@ DOT_CHUNK = 8192
 # machine or the memory available), so results depend only on the data and the seed.
 BLOCK_ELEMENTS = 1 << 18
 
+# Most multiply-adds one matrix product may hold: OpenBLAS runs gemm on one thread up to
+# 65,536 x 4 of them (its SMP threshold), which is what `small_matmul` keeps to.
+GEMM_ONE_THREAD = 1 << 18
+
 # Most resamples (bootstrap, sign flips, shuffles) one call may draw: past this, a p-value or
 # an interval end changes by less than its rounding, and the work (and the bootstrap's matrix
 # of resampled means) grows without bound. 10**12 would run for days or exhaust memory.
@@ -187,6 +191,33 @@ def row_dot(rows: FloatArray, columns_t: FloatArray) -> FloatArray:
     for lo in range(0, n, DOT_CHUNK):
         hi = min(n, lo + DOT_CHUNK)
         out += _vecdot(rows[:, None, lo:hi], columns_t[None, :, lo:hi])
+    return out
+
+
+def small_matmul(rows: FloatArray, columns_t: FloatArray) -> FloatArray:
+    """``rows @ columns_t.T`` in pieces of at most `GEMM_ONE_THREAD` multiply-adds each.
+
+    Each piece is a BLAS matrix product small enough for OpenBLAS to keep on the calling
+    thread (callers may already run on several threads; see `row_dot` for why threaded BLAS
+    is avoided). The pieces split rows and columns, never the sum, so the values are those of
+    one product.
+
+    Args:
+        rows: ``(r, n)`` float64.
+        columns_t: ``(m, n)`` float64 (the columns, transposed).
+
+    Returns:
+        The ``(r, m)`` products.
+    """
+    r, n = rows.shape
+    m = columns_t.shape[0]
+    width = max(1, min(m, GEMM_ONE_THREAD // max(1, n)))
+    height = max(1, GEMM_ONE_THREAD // max(1, n * width))
+    out = np.empty((r, m), dtype=np.float64)
+    for j in range(0, m, width):
+        columns = columns_t[j : j + width].T
+        for i in range(0, r, height):
+            np.matmul(rows[i : i + height], columns, out=out[i : i + height, j : j + width])
     return out
 
 
