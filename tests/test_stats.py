@@ -677,13 +677,25 @@ def test_large_lattice_bootstrap_draws_distinct_rows_and_agrees_with_query_resam
     np.testing.assert_array_less(np.abs(high - ref_high), 0.15 * se)
 
 
-def test_the_bootstrap_of_a_million_lattice_queries_takes_seconds():
-    import time
+def test_the_bootstrap_of_a_million_lattice_queries_draws_distinct_rows_not_queries(monkeypatch):
+    # Lattice values at 1M queries take the multinomial path over distinct rows (seconds), never
+    # a draw per query per resample (minutes): the per-query paths are made to fail if reached.
+    from rankgate.stats import bootstrap
 
+    def per_query(*args, **kwargs):
+        raise AssertionError("lattice rows were resampled query by query")
+
+    distinct_rows = []
+    of_distinct = bootstrap._resampled_means_of_distinct
+
+    def spy(values, counts, n_resamples, rng):
+        distinct_rows.append(values.shape[0])
+        return of_distinct(values, counts, n_resamples, rng)
+
+    monkeypatch.setattr(bootstrap, "_resampled_means_by_block", per_query)
+    monkeypatch.setattr(bootstrap, "_resampled_means_of_distinct", spy)
     d = _lattice_scores(1_000_000, 4)
-    start = time.perf_counter()
     low, high = bootstrap_ci_columns(d, n_resamples=10_000, seed=0)
-    elapsed = time.perf_counter() - start
-    assert elapsed < 60, elapsed  # about 3 s; per-query draws took about 270 s
+    assert len(distinct_rows) == 1 and distinct_rows[0] * 4 <= len(d)
     mean = d.mean(axis=0)
     assert ((low < mean) & (mean < high)).all()
