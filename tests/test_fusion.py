@@ -128,14 +128,20 @@ def _tied_runs(seed: int) -> list[Run]:
 
 
 @pytest.mark.parametrize("method", ["rrf", "mnz", "med", "bordafuse", "condorcet"])
-def test_hash_collisions_fall_back_to_exact_matching(monkeypatch, method):
-    """Every doc id hashing alike must give the very same fused run (the strings decide, not the hashes)."""
-    import rankgate.fusion.align as align_module
-
+@pytest.mark.parametrize("bits", [0, 1])
+def test_hash_collisions_are_split_on_the_ids(monkeypatch, method, bits):
+    """Doc ids hashing alike (all of them, or half of them by pairs) must give the very same fused
+    run: the strings decide, not the hashes."""
     runs = _tied_runs(3)
     expected = fuse(runs, method=method, norm="none").to_arrow().to_pylist()
-    monkeypatch.setattr(align_module, "string_hashes", lambda column: np.zeros(len(column), dtype=np.uint64))
-    assert fuse(runs, method=method, norm="none").to_arrow().to_pylist() == expected
+    real = Run.doc_hash_high.fget
+
+    def colliding(run: Run) -> np.ndarray:
+        return real(run) & np.uint32(bits)  # bits 0: one key for all; 1: two keys for all
+
+    monkeypatch.setattr(Run, "doc_hash_high", property(colliding))
+    fresh = [Run(r.query_ids.take(r.query_codes), r.doc_ids, r.scores) for r in runs]
+    assert fuse(fresh, method=method, norm="none").to_arrow().to_pylist() == expected
 
 
 def test_fused_ties_are_ordered_by_doc_id_descending():
