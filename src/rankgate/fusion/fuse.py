@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 from rankgate.core.columns import byte_order_rank, column_to_numpy, take_rows
 from rankgate.core.qrels import Qrels
 from rankgate.core.run import Run
-from rankgate.errors import ConfigError
+from rankgate.errors import ConfigError, InputError
 from rankgate.fusion.align import Aligned, align
 from rankgate.fusion.methods import Context, Method, kernel, resolve
 from rankgate.fusion.norms import NORM_ALIASES, NORMS, normalise
@@ -121,6 +121,13 @@ def to_run(aligned: Aligned, scores: np.ndarray, *, name: str) -> Run:
     The rows are put in order on slot numbers and the doc ids copied once, in that order; the
     run is built by `Run.from_checked` (the slots are unique, non-empty ids of checked runs).
     """
+    finite = np.isfinite(scores)
+    if not finite.all():  # as `Run` would say
+        row = int(np.flatnonzero(~finite)[0])
+        raise InputError(
+            f"<fused {name}> slot {row + 1}: score is not a finite number ({scores[row].item()!r}); "
+            "NaN and infinite scores have no rank order"
+        )
     table = pa.table({"q": aligned.slot_query, "s": scores})
     order = column_to_numpy(pc.sort_indices(table, sort_keys=[("q", "ascending"), ("s", "descending")]))
     query, score = aligned.slot_query[order], scores[order]
