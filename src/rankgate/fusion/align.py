@@ -64,7 +64,7 @@ class Aligned:
 
     query_ids: pa.StringArray
     doc_names: pa.ChunkedArray | pa.Array  # every run's doc ids, run after run, as stored
-    slot_query: np.ndarray  # int64 per slot
+    slot_query: np.ndarray  # int32 (int64 past 2**31 rows) per slot, ascending
     slot_doc: np.ndarray  # int64 per slot: a row of doc_names holding the slot's doc id
     offsets: np.ndarray  # CSR over slots by query
     members: list[Member]
@@ -146,7 +146,7 @@ def _slots(keys: np.ndarray, stored: np.ndarray | None, docs: pa.ChunkedArray, k
     new = np.empty(len(keys), dtype=bool)
     new[:1] = True
     np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
-    slot_query = (ordered[new] >> np.uint64(32)).astype(np.int64)
+    slot_query = _query_part(ordered[new], kind)
     del ordered
     same = np.flatnonzero(~new)  # sorted positions that repeat the key before them
     rows = perm if stored is None else stored[perm]
@@ -156,12 +156,18 @@ def _slots(keys: np.ndarray, stored: np.ndarray | None, docs: pa.ChunkedArray, k
         if len(bad):
             _split_collisions(new, perm, rows, bad, docs)
             rows = perm if stored is None else stored[perm]
-            slot_query = (keys[perm[new]] >> np.uint64(32)).astype(np.int64)
+            slot_query = _query_part(keys[perm[new]], kind)
     slot = np.cumsum(new, dtype=kind)
     slot -= 1
     inverse = np.empty(len(keys), dtype=kind)
     inverse[perm] = slot
-    return slot_query, rows[new].astype(np.int64), inverse
+    return slot_query, rows[new].astype(np.int64, copy=False), inverse
+
+
+def _query_part(keys: np.ndarray, kind: type) -> np.ndarray:
+    """The query codes in the high 32 bits of ``keys`` (consumed), as ``kind``."""
+    keys >>= np.uint64(32)
+    return keys.astype(kind)
 
 
 def _split_collisions(new: np.ndarray, perm: np.ndarray, rows: np.ndarray, bad: np.ndarray, docs: pa.ChunkedArray) -> None:

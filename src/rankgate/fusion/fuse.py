@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rankgate.core.columns import byte_order_rank, column_to_numpy, take_rows
+from rankgate.core.columns import column_to_numpy, numeric_array, take_rows
 from rankgate.core.qrels import Qrels
 from rankgate.core.run import Run
 from rankgate.errors import ConfigError, InputError
@@ -138,7 +138,7 @@ def to_run(aligned: Aligned, scores: np.ndarray, *, name: str) -> Run:
     high = aligned.doc_hash_high[doc_rows] if aligned.doc_hash_high is not None else None
     return Run.from_checked(
         aligned.query_ids,
-        query.astype(np.int32 if len(aligned.query_ids) < 2**31 else np.int64),
+        query,
         take_rows(aligned.doc_names, doc_rows),
         score,
         doc_hash_high=high,
@@ -166,5 +166,6 @@ def tie_moves(
         return rows, rows
     starts = np.ones(len(rows), dtype=bool)
     starts[1:] = ~tied[rows[1:] - 1] | (rows[1:] - 1 != rows[:-1])
-    doc_rank = byte_order_rank(docs_of(rows))
-    return rows, np.lexsort((-doc_rank, np.cumsum(starts)))
+    table = pa.table({"g": numeric_array(np.cumsum(starts, dtype=np.int64)), "d": docs_of(rows)})
+    within = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")])  # groups are small
+    return rows, column_to_numpy(within)
