@@ -181,7 +181,9 @@ def _query_part(keys: np.ndarray, kind: type) -> np.ndarray:
     return keys.astype(kind)
 
 
-def _split_collisions(new: np.ndarray, perm: np.ndarray, rows: np.ndarray, bad: np.ndarray, docs: pa.ChunkedArray) -> None:
+def _split_collisions(
+    new: np.ndarray, perm: np.ndarray, rows: np.ndarray, bad: np.ndarray, docs: pa.ChunkedArray
+) -> None:
     """Split the key groups that hold different doc ids (``bad``: sorted positions), in place.
 
     The rows of those groups are put in order of their interned doc ids inside each group, and
