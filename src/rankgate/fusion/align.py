@@ -94,7 +94,9 @@ def align(runs: Sequence[Run]) -> Aligned:
     kind = np.int32 if total < 2**31 else np.int64
     keys = np.empty(total, dtype=np.uint64)
     stored: np.ndarray | None = None  # row of doc_names per row in evaluation order; None: the same
-    qmaps, orders, at = [], [], 0
+    qmaps: list[np.ndarray] = []
+    orders: list[np.ndarray | None] = []
+    at = 0
     for run in runs:
         n = run.num_rows
         order = run.ranking_order("trec")
@@ -118,11 +120,13 @@ def align(runs: Sequence[Run]) -> Aligned:
     offsets = np.searchsorted(slot_query, np.arange(len(query_ids) + 1)).astype(np.int64)
     members: list[Member] = []
     at = 0
-    for run, qmap, order in zip(runs, qmaps, orders, strict=True):
+    for run, fused_code, evaluation in zip(runs, qmaps, orders, strict=True):
         n = run.num_rows
         lengths = np.zeros(len(query_ids), dtype=np.int64)
-        lengths[qmap] = run.depths
-        members.append(Member(inverse[at : at + n], run.offsets[:-1], lengths, _ranks_of(run), _scores_of(run, order)))
+        lengths[fused_code] = run.depths
+        members.append(
+            Member(inverse[at : at + n], run.offsets[:-1], lengths, _ranks_of(run), _scores_of(run, evaluation))
+        )
         at += n
     high = np.concatenate([run.doc_hash_high for run in runs])
     return Aligned(query_ids, docs, slot_query, slot_doc, offsets, members, high)
@@ -168,9 +172,9 @@ def _slots(keys: np.ndarray, stored: np.ndarray | None, docs: pa.ChunkedArray, k
             _split_collisions(new, perm, rows, bad, docs)
             rows = perm if stored is None else stored[perm]
     slot_query = _query_part(keys[new], kind)
-    slot = np.cumsum(new, dtype=kind, out=keys.view(kind)[:n])
+    slot: np.ndarray = np.cumsum(new, dtype=kind, out=keys.view(kind)[:n])
     slot -= 1
-    inverse = np.empty(n, dtype=kind)
+    inverse: np.ndarray = np.empty(n, dtype=kind)
     inverse[perm] = slot
     return slot_query, rows[new].astype(np.int64, copy=False), inverse
 
