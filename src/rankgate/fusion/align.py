@@ -68,7 +68,7 @@ class Aligned:
     slot_doc: np.ndarray  # int64 per slot: a row of doc_names holding the slot's doc id
     offsets: np.ndarray  # CSR over slots by query
     members: list[Member]
-    doc_hash_high: np.ndarray | None = None  # uint32 per row of doc_names (`Run.doc_hash_high`)
+    slot_hash_high: np.ndarray | None = None  # uint32 per slot: its doc id's `Run.doc_hash_high`
 
     @property
     def num_slots(self) -> int:
@@ -115,7 +115,7 @@ def align(runs: Sequence[Run]) -> Aligned:
         at += n
     chunks = [c for run in runs for c in run.doc_ids.chunks]
     docs = pa.chunked_array([pa.concat_arrays(chunks) if chunks else pa.array([], pa.string())])  # taken from often
-    slot_query, slot_doc, inverse = _slots(keys, stored, docs, kind)
+    slot_query, slot_doc, inverse, slot_high = _slots(keys, stored, docs, kind)
     del keys
     offsets = np.searchsorted(slot_query, np.arange(len(query_ids) + 1)).astype(np.int64)
     members: list[Member] = []
@@ -128,8 +128,7 @@ def align(runs: Sequence[Run]) -> Aligned:
             Member(inverse[at : at + n], run.offsets[:-1], lengths, _ranks_of(run), _scores_of(run, evaluation))
         )
         at += n
-    high = np.concatenate([run.doc_hash_high for run in runs])
-    return Aligned(query_ids, docs, slot_query, slot_doc, offsets, members, high)
+    return Aligned(query_ids, docs, slot_query, slot_doc, offsets, members, slot_high)
 
 
 def _ranks_of(run: Run) -> Callable[[], np.ndarray]:
@@ -145,7 +144,7 @@ def _scores_of(run: Run, order: np.ndarray | None) -> Callable[[], np.ndarray]:
     return lambda: run.scores if order is None else run.scores[order]
 
 
-Slots = tuple[np.ndarray, np.ndarray, np.ndarray]  # slot_query, slot_doc, each row's slot
+Slots = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # slot_query, slot_doc, each row's slot, slot_high
 
 
 def _slots(keys: np.ndarray, stored: np.ndarray | None, docs: pa.ChunkedArray, kind: type) -> Slots:
@@ -171,12 +170,14 @@ def _slots(keys: np.ndarray, stored: np.ndarray | None, docs: pa.ChunkedArray, k
         if len(bad):
             _split_collisions(new, perm, rows, bad, docs)
             rows = perm if stored is None else stored[perm]
-    slot_query = _query_part(keys[new], kind)
+    firsts = keys[new]
+    slot_high = firsts.astype(np.uint32)  # the low 32 bits: the doc-id hash
+    slot_query = _query_part(firsts, kind)
     slot: np.ndarray = np.cumsum(new, dtype=kind, out=keys.view(kind)[:n])
     slot -= 1
     inverse: np.ndarray = np.empty(n, dtype=kind)
     inverse[perm] = slot
-    return slot_query, rows[new].astype(np.int64, copy=False), inverse
+    return slot_query, rows[new].astype(np.int64, copy=False), inverse, slot_high
 
 
 def _query_part(keys: np.ndarray, kind: type) -> np.ndarray:

@@ -135,7 +135,7 @@ def to_run(aligned: Aligned, scores: np.ndarray, *, name: str) -> Run:
     if len(rows):
         order[rows] = order[rows[within]]  # inside a tie group: the query and the score stay
     doc_rows = aligned.slot_doc[order]
-    high = aligned.doc_hash_high[doc_rows] if aligned.doc_hash_high is not None else None
+    high = aligned.slot_hash_high[order] if aligned.slot_hash_high is not None else None
     return Run.from_checked(
         aligned.query_ids,
         query,
