@@ -15,7 +15,12 @@ clock, child CPU user+sys, ru_maxrss of the child):
   ranx      python bench/fuse_speed.py --child-ranx M N OUT A B C
             (ranx.Run.from_file for each + ranx.fuse + Run.save(OUT, kind="trec"))
 
-Best of ``--repeats`` per tool and case. The outputs are then compared: the same queries,
+With ``--same-as SRC`` (the ``src`` folder of another checkout, e.g. a ``git worktree`` of an
+older commit) rankgate is also run once from SRC on the same files and both fused runs must be
+byte-identical (a speed change must not move a single output byte).
+
+Best of ``--repeats`` per tool and case (least CPU time: wall time swings with the other
+jobs). The outputs are then compared: the same queries,
 the same top ``--check-k`` documents per query and scores equal to 1e-9. Ties in the fused
 scores are ordered by doc id descending by rankgate (docs/fusion.md) and by an unstable sort
 by ranx, so the top-k is compared as a list of scores and, per distinct score, as a set of
@@ -23,11 +28,13 @@ documents (a tie group cut by k is compared on the part both sides agree must be
 
     python bench/fuse_speed.py                          # the documented table (slow)
     python bench/fuse_speed.py --queries 700 --repeats 1  # quick
+    git worktree add /tmp/old HEAD~3 && python bench/fuse_speed.py --tools rankgate --same-as /tmp/old/src
 """
 
 from __future__ import annotations
 
 import argparse
+import filecmp
 import json
 import os
 import subprocess
@@ -97,13 +104,11 @@ def command(tool: str, method: str, norm: str, out: str, runs: list[str]) -> lis
     return [sys.executable, os.path.abspath(__file__), "--child-ranx", method, norm, out, *runs]
 
 
-def measure(cmd: list[str], workdir: str, timeout: float) -> dict:
+def measure(cmd: list[str], workdir: str, timeout: float, src: str = os.path.join(REPO_DIR, "src")) -> dict:
     from eval_speed import WRAPPER
 
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.path.join(REPO_DIR, "src") + (
-        os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
-    )
+    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     so, se = os.path.join(workdir, "child.out"), os.path.join(workdir, "child.err")
     load = os.getloadavg()[0]
     res = subprocess.run(
@@ -173,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check-k", type=int, default=100)
     ap.add_argument("--timeout", type=float, default=3600)
     ap.add_argument("--tools", default="rankgate,ranx", help="measure these; the others' last results are reused")
+    ap.add_argument("--same-as", metavar="SRC", help="rankgate's src folder from another checkout: outputs must match")
     args = ap.parse_args(argv)
     runs = ensure_runs(args.workdir, args.queries, args.depth, args.pool, args.seed)
     tools = args.tools.split(",")
@@ -199,14 +205,31 @@ def main(argv: list[str] | None = None) -> int:
                     file=sys.stderr,
                     flush=True,
                 )
-            best[tool] = min(recs, key=lambda r: r["wall"])
+            best[tool] = min(recs, key=lambda r: r["cpu"])  # CPU: less at the mercy of the other jobs
             best[tool]["out"] = out
             with open(saved, "w") as f:
                 json.dump(best[tool], f)
         diff = agree(best["rankgate"]["out"], best["ranx"]["out"], args.check_k) if len(best) == 2 else "n/a"
         rows.append((method, norm, best, diff))
+        if args.same_as and "rankgate" in tools:
+            same_as(args, method, norm or "none", runs, best["rankgate"]["out"])
     print_table(rows, args, len(runs))
     return 0
+
+
+def same_as(args: argparse.Namespace, method: str, norm: str, runs: list[str], out: str) -> None:
+    """Run rankgate from ``args.same_as`` on the same files; its output must equal ``out`` byte for byte."""
+    ref = out.replace(".trec", "_ref.trec")
+    rec = measure(command("rankgate", method, norm, ref, runs), args.workdir, args.timeout, src=args.same_as)
+    same = filecmp.cmp(out, ref, shallow=False)
+    print(
+        f"# {method}: {args.same_as}: wall {rec['wall']:.1f}s cpu {rec['cpu']:.1f}s rss "
+        f"{rec['maxrss_kb'] / 2**20:.2f} GiB load {rec['load']:.1f}; output byte-identical: {'yes' if same else 'NO'}",
+        file=sys.stderr,
+        flush=True,
+    )
+    if not same:
+        sys.exit(f"{out} and {ref} differ")
 
 
 def print_table(rows: list, args: argparse.Namespace, n_runs: int) -> None:
@@ -217,20 +240,21 @@ def print_table(rows: list, args: argparse.Namespace, n_runs: int) -> None:
         f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}, {os.cpu_count()} CPUs\n"
     )
     print(
-        "| method | tool | wall s | CPU s (user+sys) | peak RSS GiB | load at start | wall ratio | RSS ratio | "
-        f"top-{args.check_k} agree |"
+        "| method | tool | wall s | CPU s (user+sys) | peak RSS GiB | load at start | wall ratio | CPU ratio | "
+        f"RSS ratio | top-{args.check_k} agree |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for method, norm, best, diff in rows:
         label = method + (f" --norm {norm}" if norm else "")
         ref = best.get("rankgate")
         for tool, r in best.items():
             ratio = f"{r['wall'] / ref['wall']:.1f}x" if ref and tool != "rankgate" else ""
+            cpu = f"{r['cpu'] / ref['cpu']:.1f}x" if ref and tool != "rankgate" else ""
             mem = f"{r['maxrss_kb'] / ref['maxrss_kb']:.1f}x" if ref and tool != "rankgate" else ""
             ok = ("yes" if diff == "" else diff) if tool != "rankgate" else ""
             print(
                 f"| {label} | {tool} | {r['wall']:.1f} | {r['cpu']:.1f} | {r['maxrss_kb'] / 2**20:.2f} | "
-                f"{r['load']:.1f} | {ratio} | {mem} | {ok} |"
+                f"{r['load']:.1f} | {ratio} | {cpu} | {mem} | {ok} |"
             )
 
 

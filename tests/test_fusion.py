@@ -128,14 +128,20 @@ def _tied_runs(seed: int) -> list[Run]:
 
 
 @pytest.mark.parametrize("method", ["rrf", "mnz", "med", "bordafuse", "condorcet"])
-def test_hash_collisions_fall_back_to_exact_matching(monkeypatch, method):
-    """Every doc id hashing alike must give the very same fused run (the strings decide, not the hashes)."""
-    import rankgate.fusion.align as align_module
-
+@pytest.mark.parametrize("bits", [0, 1])
+def test_hash_collisions_are_split_on_the_ids(monkeypatch, method, bits):
+    """Doc ids hashing alike (all of them, or half of them by pairs) must give the very same fused
+    run: the strings decide, not the hashes."""
     runs = _tied_runs(3)
     expected = fuse(runs, method=method, norm="none").to_arrow().to_pylist()
-    monkeypatch.setattr(align_module, "string_hashes", lambda column: np.zeros(len(column), dtype=np.uint64))
-    assert fuse(runs, method=method, norm="none").to_arrow().to_pylist() == expected
+    real = Run.doc_hash_high.fget
+
+    def colliding(run: Run) -> np.ndarray:
+        return real(run) & np.uint32(bits)  # bits 0: one key for all; 1: two keys for all
+
+    monkeypatch.setattr(Run, "doc_hash_high", property(colliding))
+    fresh = [Run(r.query_ids.take(r.query_codes), r.doc_ids, r.scores) for r in runs]
+    assert fuse(fresh, method=method, norm="none").to_arrow().to_pylist() == expected
 
 
 def test_fused_ties_are_ordered_by_doc_id_descending():
@@ -148,3 +154,20 @@ def test_fused_ties_are_ordered_by_doc_id_descending():
     )
     for (q1, s1, d1), (q2, s2, d2) in itertools.pairwise(rows):
         assert q1 < q2 or (q1 == q2 and (s1 > s2 or (s1 == s2 and d1.encode() > d2.encode())))
+
+
+def test_fused_run_holds_what_the_run_constructor_would_compute() -> None:
+    """`Run.from_checked` (the fused run) against `Run(...)` on the same rows: offsets, codes, doc-id
+    hashes and the own-id documents (BEIR's self matches), found here in two queries of three."""
+    a = Run.from_dict({"q1": {"q1": 9.0, "d1": 1.0}, "q2": {"d2": 5.0, "q1": 4.0}, "q3": {"d3": 1.0}})
+    b = Run.from_dict({"q1": {"d1": 3.0}, "q2": {"q2": 0.5, "d2": 2.0}, "q4": {"q4": 1.0}})
+    fused = fuse([a, b], method="sum", norm="none")
+    table = fused.to_arrow()
+    rebuilt = Run(table["query_id"], table["doc_id"], table["score"].to_numpy())
+    assert fused.self_matches == rebuilt.self_matches == ["q1", "q2", "q4"]
+    assert fused.self_matches_on_top == rebuilt.self_matches_on_top == 2  # q2's own id is not on top
+    assert fused.query_ids.equals(rebuilt.query_ids)
+    assert np.array_equal(fused.offsets, rebuilt.offsets)
+    assert np.array_equal(fused.query_codes, rebuilt.query_codes)
+    assert np.array_equal(fused.doc_hash_high, rebuilt.doc_hash_high)
+    assert fused.doc_ids.equals(rebuilt.doc_ids) and np.array_equal(fused.scores, rebuilt.scores)

@@ -165,6 +165,43 @@ class Run:
         kwargs.setdefault("locate", mapping_locator(source, qs, ds))
         return cls(qs, ds, ss, **kwargs)
 
+    @classmethod
+    def from_checked(
+        cls,
+        query_ids: pa.StringArray,
+        query_codes: np.ndarray,
+        doc_ids: pa.ChunkedArray,
+        scores: np.ndarray,
+        *,
+        doc_hash_high: np.ndarray | None = None,
+        name: str | None = None,
+        source: str | None = None,
+        ranked: bool = False,
+    ) -> Run:
+        """A run from columns that already hold what the constructor checks and sorts: no pass over them.
+
+        For code that builds a run from other runs' rows (`rankgate.fusion`). The caller vouches
+        that ``query_ids`` are unique, non-empty and in byte order, each used by some row;
+        ``query_codes`` (int32) index them and are ascending; within a query ``scores`` (finite
+        float64) descend; doc ids are non-empty and unique per query. ``doc_hash_high`` is each
+        row's `high_words` of `string_hashes` of its doc id, when the caller has them (else they
+        are computed). Only the own-id documents are looked for (by those hashes, then exactly).
+        """
+        if not (len(query_codes) == len(doc_ids) == len(scores)):
+            raise ValueError("query codes, doc ids and scores differ in length")
+        run = cls.__new__(cls)
+        run.name, run.source, run.ranked = name, source, ranked
+        run.query_ids, run.query_codes, run.doc_ids, run.scores = query_ids, query_codes, doc_ids, scores
+        run.offsets = group_offsets(query_codes, len(query_ids))
+        high = high_words(string_hashes(doc_ids)) if doc_hash_high is None else doc_hash_high
+        run._doc_hash_high = high
+        candidates = np.flatnonzero(np.take(high_words(string_hashes(query_ids)), query_codes) == high)
+        self_scores = find_self_matches(query_ids, query_codes, doc_ids, candidates, scores)
+        run.self_matches = list(self_scores)
+        run.self_matches_on_top = run._on_top(self_scores)
+        run._tie_orders, run._tie_moves = {}, {}
+        return run
+
     # -- access -------------------------------------------------------------------------
     @property
     def num_rows(self) -> int:
@@ -180,6 +217,16 @@ class Run:
     def __repr__(self) -> str:
         label = f" {self.name!r}" if self.name else ""
         return f"<Run{label}: {self.num_queries} queries, {self.num_rows} rows>"
+
+    @property
+    def doc_hash_high(self) -> np.ndarray:
+        """The high 32 bits of each stored row's doc-id hash (`high_words` of `string_hashes`), uint32.
+
+        Kept from the constructor's duplicate scan; for joins that check what they find on the ids.
+        """
+        if self._doc_hash_high is None:
+            self._doc_hash_high = high_words(string_hashes(self.doc_ids))
+        return self._doc_hash_high
 
     def ranking_order(self, ties: str = "trec") -> np.ndarray:
         """Row permutation that puts each query's documents in evaluation order."""

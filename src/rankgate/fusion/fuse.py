@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rankgate.core.columns import byte_order_rank, column_to_numpy, take_rows
+from rankgate.core.columns import column_to_numpy, numeric_array, take_rows
 from rankgate.core.qrels import Qrels
 from rankgate.core.run import Run
-from rankgate.errors import ConfigError
+from rankgate.errors import ConfigError, InputError
 from rankgate.fusion.align import Aligned, align
 from rankgate.fusion.methods import Context, Method, kernel, resolve
 from rankgate.fusion.norms import NORM_ALIASES, NORMS, normalise
@@ -116,24 +116,46 @@ def learn(
 
 
 def to_run(aligned: Aligned, scores: np.ndarray, *, name: str) -> Run:
-    """The fused slots as a `Run`, rows in evaluation order: score descending, ties by doc id descending."""
+    """The fused slots as a `Run`, rows in evaluation order: score descending, ties by doc id descending.
+
+    The rows are put in order on slot numbers and the doc ids copied once, in that order; the
+    run is built by `Run.from_checked` (the slots are unique, non-empty ids of checked runs).
+    """
+    finite = np.isfinite(scores)
+    if not finite.all():  # as `Run` would say
+        row = int(np.flatnonzero(~finite)[0])
+        raise InputError(
+            f"<fused {name}> slot {row + 1}: score is not a finite number ({scores[row].item()!r}); "
+            "NaN and infinite scores have no rank order"
+        )
     table = pa.table({"q": aligned.slot_query, "s": scores})
     order = column_to_numpy(pc.sort_indices(table, sort_keys=[("q", "ascending"), ("s", "descending")]))
-    query, score, docs = aligned.slot_query[order], scores[order], take_rows(aligned.doc_names, aligned.slot_doc[order])
-    rows, within = tie_moves(query, score, docs)
+    query, score = aligned.slot_query[order], scores[order]
+    rows, within = tie_moves(query, score, lambda r: take_rows(aligned.doc_names, aligned.slot_doc[order[r]]))
     if len(rows):
-        order = np.arange(len(order))
-        order[rows] = rows[within]
-        score, docs = score[order], take_rows(docs, order)
-    queries = pa.DictionaryArray.from_arrays(pa.array(query.astype(np.int32)), aligned.query_ids)
-    return Run(queries, docs, score, name=name, source=f"<fused {name}>", ranked=True)
+        order[rows] = order[rows[within]]  # inside a tie group: the query and the score stay
+    doc_rows = aligned.slot_doc[order]
+    high = aligned.slot_hash_high[order] if aligned.slot_hash_high is not None else None
+    return Run.from_checked(
+        aligned.query_ids,
+        query,
+        take_rows(aligned.doc_names, doc_rows),
+        score,
+        doc_hash_high=high,
+        name=name,
+        source=f"<fused {name}>",
+        ranked=True,
+    )
 
 
-def tie_moves(query: np.ndarray, score: np.ndarray, docs: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+def tie_moves(
+    query: np.ndarray, score: np.ndarray, docs_of: Callable[[np.ndarray], pa.ChunkedArray]
+) -> tuple[np.ndarray, np.ndarray]:
     """Rows sorted by (query, score desc) put in trec order: ``rows[within]`` goes to ``rows``.
 
     Only rows that tie with a neighbour move, by doc id descending (byte-wise), as `Run` would
     order them when written; done here in linear passes rather than by the Run at write time.
+    ``docs_of(rows)`` gives the doc ids of those rows.
     """
     tied = (query[1:] == query[:-1]) & (score[1:] == score[:-1])  # row i + 1 ties with row i
     involved = np.zeros(len(query), dtype=bool)
@@ -144,5 +166,6 @@ def tie_moves(query: np.ndarray, score: np.ndarray, docs: pa.ChunkedArray) -> tu
         return rows, rows
     starts = np.ones(len(rows), dtype=bool)
     starts[1:] = ~tied[rows[1:] - 1] | (rows[1:] - 1 != rows[:-1])
-    doc_rank = byte_order_rank(take_rows(docs, rows))
-    return rows, np.lexsort((-doc_rank, np.cumsum(starts)))
+    table = pa.table({"g": numeric_array(np.cumsum(starts, dtype=np.int64)), "d": docs_of(rows)})
+    within = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")])  # groups are small
+    return rows, column_to_numpy(within)

@@ -69,6 +69,20 @@ def _by_rank(ctx: Context, value: Callable[[int, np.ndarray], np.ndarray]) -> li
     return [(m.slots, value(i, m.ranks)) for i, m in enumerate(ctx.aligned.members)]
 
 
+def _rrf(ctx: Context) -> np.ndarray:
+    """Sum of ``w / (k + rank + 1)``, computed in place: the same operations, so the same bits."""
+    k = float(ctx.params["k"])
+    total = np.zeros(ctx.size)
+    for m, w in zip(ctx.aligned.members, ctx.weights, strict=True):
+        values = m.ranks.astype(np.float64)
+        values += k
+        values += 1
+        np.divide(1.0, values, out=values)
+        values *= w
+        total[m.slots] += values
+    return total
+
+
 def comb_max(ctx: Context) -> np.ndarray:
     best = np.full(ctx.size, -np.inf)
     for slots, values in ctx.scored:
@@ -194,7 +208,7 @@ def _method_table() -> dict[str, tuple[Method, Callable[[Context], np.ndarray]]]
         "wsum": lambda c: _total(c, c.scored, c.weights),
         "wmnz": lambda c: _total(c, c.scored) * _weights_of_present(c),
         "mixed": lambda c: _total(c, c.scored, c.weights) * np.sqrt(_count(c, c.scored)),
-        "rrf": lambda c: _total(c, _by_rank(c, lambda _, r: 1 / (float(c.params["k"]) + r + 1)), c.weights),
+        "rrf": _rrf,
         "isr": lambda c: np.multiply(*_isr(c)),
         "log_isr": lambda c: _isr(c)[0] * np.log(_isr(c)[1]),
         "logn_isr": lambda c: _isr(c)[0] * np.log(_isr(c)[1] + float(c.params["sigma"])),

@@ -43,9 +43,11 @@ def normalise(member: Member, norm: str, aligned: Aligned) -> tuple[np.ndarray, 
     if norm == "borda":
         return _borda(member, aligned)
     lo = np.minimum.reduceat(s, starts)
-    if norm == "min-max":
+    if norm == "min-max":  # in place: the same operations as (s - lo) / max(hi - lo, floor), one temporary fewer
         hi = np.maximum.reduceat(s, starts)
-        return member.slots, (s - _per_query(member, lo)) / _per_query(member, np.maximum(hi - lo, _FLOOR))
+        out = s - _per_query(member, lo)
+        out /= _per_query(member, np.maximum(hi - lo, _FLOOR))
+        return member.slots, out
     if norm == "max":
         hi = np.maximum.reduceat(s, starts)
         return member.slots, s / _per_query(member, np.maximum(hi, _FLOOR))
