@@ -16,24 +16,7 @@ from rankgate.bench.threads import ENCODE_THREADS_VARIABLE, encode_threads, torc
 from rankgate.errors import ConfigError
 from tests.bench_support import minilm  # noqa: F401  (session fixture)
 
-WORDS = tuple(
-    [
-        "dense",
-        "retrieval",
-        "ranks",
-        "passages",
-        "by",
-        "the",
-        "inner",
-        "product",
-        "of",
-        "their",
-        "vectors",
-        "with",
-        "the",
-        "query",
-    ]
-)
+WORDS = ("dense", "retrieval", "ranks", "passages", "by", "inner", "product", "of", "vectors", "and", "query")
 
 
 def texts_of_many_lengths(n: int) -> list[str]:
