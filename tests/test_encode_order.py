@@ -110,3 +110,27 @@ def test_encoder_runs_with_its_threads_and_restores_them(minilm: Any, monkeypatc
     assert seen == [1, 1] and torch.get_num_threads() == before
     with torch_threads_set(None):
         assert torch.get_num_threads() == before
+
+
+@pytest.mark.extra("bench")
+def test_query_encoder_encodes_a_query_on_one_thread(minilm: Any, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    import torch
+
+    from rankgate.retrieve.encode import QueryEncoder
+
+    monkeypatch.delenv(ENCODE_THREADS_VARIABLE, raising=False)
+    before = torch.get_num_threads()
+    seen: list[int] = []
+    real_encode = minilm.model.encode
+
+    def spy(batch: list[str], **kwargs: Any) -> np.ndarray:
+        seen.append(torch.get_num_threads())
+        return np.asarray(real_encode(batch, **kwargs))
+
+    monkeypatch.setattr(minilm.model, "encode", spy)
+    vector = QueryEncoder(minilm).vector("ranks passages")
+    assert seen == [1] and torch.get_num_threads() == before
+    plain = real_encode(["ranks passages"], normalize_embeddings=True, convert_to_numpy=True)[0]
+    assert float(np.abs(vector - plain).max()) <= 1e-6
+    monkeypatch.setenv(ENCODE_THREADS_VARIABLE, "2")
+    assert QueryEncoder(minilm).threads == 2
