@@ -198,14 +198,17 @@ class SentenceTransformerEncoder:
         tokenizer = getattr(self.model, "tokenizer", None)
         if tokenizer is None or not callable(tokenizer):
             return [len(t) for t in texts]
-        ids = tokenizer(
-            list(texts),
-            add_special_tokens=True,
-            truncation=True,
-            max_length=self.model.max_seq_length,
-            return_attention_mask=False,
-            return_token_type_ids=False,
-        )["input_ids"]
+        try:
+            ids = tokenizer(
+                list(texts),
+                add_special_tokens=True,
+                truncation=True,
+                max_length=self.model.max_seq_length,
+                return_attention_mask=False,
+                return_token_type_ids=False,
+            )["input_ids"]
+        except Exception:  # a tokenizer of another shape: the order is only a hint, the model call will tell
+            return [len(t) for t in texts]
         return [len(i) for i in ids]
 
 
