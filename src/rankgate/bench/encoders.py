@@ -118,6 +118,8 @@ class SentenceTransformerEncoder:
         BackendError: the model cannot be found or loaded.
     """
 
+    threads: int | None = None
+
     def __init__(
         self,
         model: str | None = None,
