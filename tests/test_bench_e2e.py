@@ -280,8 +280,8 @@ def test_rerank_with_a_local_cross_encoder(tmp_path: Path) -> None:
 
 
 def test_encoding_progress_moves_every_batch_and_keeps_the_vectors(minilm: Any) -> None:  # noqa: F811
-    # The bar used to move once per model call (8 batches); a forward hook now reports each
-    # batch, and the vectors stay those of the same model calls (the Ray engine relies on it).
+    # The bar used to move once per model call (8 batches); it now moves after each batch, and
+    # the vectors do not depend on the bar (the Ray engine relies on the same batches).
     texts = [f"passage {i} on dense retrieval " * (1 + i % 4) for i in range(150)]
     steps: list[int] = []
     with_bar = minilm.encode(texts, normalize=True, batch_size=8, progress=steps.append)

@@ -294,7 +294,8 @@ def test_ray_encoding_makes_the_local_model_calls(  # type: ignore[no-untyped-de
         assert vectors["local"].tobytes() == vectors["ray"].tobytes()
         new = [i for i, t in enumerate(texts) if t not in set(texts[:70])]
         calls = sorted(set(vectors["ray"][new, 1].astype(int).tolist()))
-        assert calls == sorted({32, 18, misses - 100})  # misses in chunks of 50, 50, 29; each cut at 32
+        # misses in chunks of 50, 50, 29; each cut into units at 32, each unit into model calls of 4
+        assert calls == sorted({4, 18 % 4, (misses - 100) % 4})
     settings = reports["ray"].settings
     assert settings["engine"] == "ray" and settings["ray"]["encode_workers"] == 2  # 2 actors of 1 CPU
     assert reports["local"].settings["engine"] == "local" and "ray" not in reports["local"].settings

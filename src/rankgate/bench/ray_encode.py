@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rankgate.bench.embedcache import WRITE_CHUNK, CacheLookup, EmbeddingCache, checked_vectors
-from rankgate.bench.encoders import Encoder
+from rankgate.bench.encoders import UNIT_BATCHES, Encoder
 from rankgate.bench.progress import Advance
 from rankgate.bench.ray_data import iterate_batches
 from rankgate.errors import BackendError
@@ -19,9 +19,6 @@ from rankgate.evaluation.engines.ray_cluster import ray_module
 
 if TYPE_CHECKING:
     from rankgate.bench.ray_search import RayBench
-
-UNIT_BATCHES = 8
-"""Batches per model call: `SentenceTransformerEncoder.encode` sends ``batch_size * 8`` texts at a time."""
 
 EncoderFactory = Callable[[str | None, Mapping[str, Any]], Encoder]
 

@@ -59,3 +59,39 @@ def compute_threads(threads: int | None) -> Iterator[None]:
     finally:
         if torch is not None and before is not None:
             torch.set_num_threads(before)
+
+
+ENCODE_THREADS_VARIABLE = "RANKGATE_ENCODE_THREADS"
+
+
+def encode_threads(threads: int | None = None) -> int | None:
+    """torch's intra-op threads for encoding: ``threads``, else ``$RANKGATE_ENCODE_THREADS``, else None (torch's own).
+
+    Raises:
+        ConfigError: the variable is not an int >= 1.
+    """
+    if threads is not None:
+        return threads
+    value = os.environ.get(ENCODE_THREADS_VARIABLE, "").strip()
+    if not value:
+        return None
+    if not value.isdigit() or int(value) < 1:
+        from rankgate.errors import ConfigError
+
+        raise ConfigError(f"must be an int >= 1. Got {value!r} instead.", key_path=ENCODE_THREADS_VARIABLE)
+    return int(value)
+
+
+@contextlib.contextmanager
+def torch_threads_set(threads: int | None) -> Iterator[None]:
+    """torch's intra-op threads set to ``threads`` inside the block (None, or torch not loaded: unchanged)."""
+    torch = sys.modules.get("torch")
+    if threads is None or torch is None or torch.get_num_threads() == threads:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)

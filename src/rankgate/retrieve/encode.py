@@ -23,6 +23,7 @@ import numpy as np
 
 from rankgate.bench.encoders import Encoder
 from rankgate.bench.factory import EncoderFactory
+from rankgate.bench.threads import encode_threads, torch_threads_set
 from rankgate.errors import BackendError
 from rankgate.retrieve.base import QueryFailed
 from rankgate.retrieve.spec import Keys
@@ -46,6 +47,9 @@ class QueryEncoder:
         self.normalize = normalize
         self.query_prefix = query_prefix
         self._lock = threading.Lock()
+        # One query at a time: one intra-op thread (docs/performance.md: two threads beside other
+        # jobs made a query 27x slower); $RANKGATE_ENCODE_THREADS overrides it.
+        self.threads = encode_threads() or 1
 
     @classmethod
     def from_keys(cls, keys: Keys, encoder_factory: EncoderFactory | None = None) -> QueryEncoder:
@@ -84,7 +88,7 @@ class QueryEncoder:
         """Several queries' vectors, one row each."""
         prefixed = [self.query_prefix + t for t in texts]
         try:
-            with self._lock:
+            with self._lock, torch_threads_set(self.threads):
                 out = self.encoder.encode(prefixed, normalize=self.normalize)
         except BackendError as e:
             raise QueryFailed(f"encoding the query failed: {e}") from None
