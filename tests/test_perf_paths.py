@@ -455,3 +455,33 @@ def test_grouped_score_order_is_the_stable_sort_by_query_and_score_descending(sl
     expected = np.lexsort((np.arange(3000), -scores, codes))
     assert scan_module.grouped_score_order(codes, scores).tolist() == expected.tolist()
     assert scan_module.grouped_score_order(np.array([70000, 1], dtype=np.int32), np.zeros(2)) is None
+
+
+def test_this_processes_own_running_threads_are_not_counted_as_others(monkeypatch):
+    # /proc/loadavg counts threads: OpenBLAS's spinning workers made a quiet machine look busy.
+    import rankgate.core.parallel as parallel
+
+    readings = iter(["0.1 0.1 0.1 4/80 1\n"] * 5)
+
+    class FakeFile:
+        def __init__(self, *args, **kwargs):
+            self.text = next(readings)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def read(self):
+            return self.text
+
+    monkeypatch.setattr(parallel, "_own_running", lambda: 3)  # this process: 3 threads running
+    monkeypatch.setattr(parallel, "open", FakeFile, raising=False)
+    assert parallel._others_running() == 1  # 4 running, 3 of them ours
+
+
+def test_own_running_counts_at_least_the_caller():
+    import rankgate.core.parallel as parallel
+
+    assert parallel._own_running() >= 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
@@ -23,14 +24,41 @@ def _workers() -> int:
     return max(1, min(4, (os.cpu_count() or 1) - _others_running()))
 
 
-def _others_running() -> int:
-    """Processes other than this one running or ready to run now (Linux: /proc/loadavg); 0 elsewhere."""
+def _others_running(samples: int = 5) -> int:
+    """Processes other than this one running or ready to run now (Linux: /proc/loadavg); 0 elsewhere.
+
+    /proc/loadavg counts threads, this process's too (OpenBLAS's workers spin for a while after
+    numpy starts them), so this process's running threads are taken off; and the least of a few
+    readings 1 ms apart is kept, so a process only passing through is not taken for a CPU hog,
+    which is there in every reading.
+    """
+    counts = []
+    for i in range(samples):
+        if i:
+            time.sleep(0.001)
+        try:
+            with open("/proc/loadavg") as f:
+                running = int(f.read().split()[3].split("/")[0])
+        except (OSError, ValueError, IndexError):
+            return 0
+        counts.append(running - _own_running())
+    return max(0, min(counts))
+
+
+def _own_running() -> int:
+    """This process's threads that are running or ready to run (at least 1: the caller)."""
+    own = 0
     try:
-        with open("/proc/loadavg") as f:
-            running = int(f.read().split()[3].split("/")[0])
-    except (OSError, ValueError, IndexError):
-        return 0
-    return max(0, running - 1)
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return 1
+    for task in tasks:
+        try:
+            with open(f"/proc/self/task/{task}/stat") as f:
+                own += f.read().rsplit(")", 1)[1].split()[0] == "R"
+        except (OSError, IndexError):
+            continue
+    return max(1, own)
 
 
 WORKERS = _workers()
