@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -171,3 +172,24 @@ def test_fused_run_holds_what_the_run_constructor_would_compute() -> None:
     assert np.array_equal(fused.query_codes, rebuilt.query_codes)
     assert np.array_equal(fused.doc_hash_high, rebuilt.doc_hash_high)
     assert fused.doc_ids.equals(rebuilt.doc_ids) and np.array_equal(fused.scores, rebuilt.scores)
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "message"),
+    [
+        ("rrf", {"k": -60}, "rrf's k must be a number >= 0; got -60"),
+        ("rrf", {"k": float("nan")}, "rrf's k must be a number >= 0; got nan"),
+        ("logn_isr", {"sigma": 0}, "logn_isr's sigma must be a number > 0"),
+        ("rbc", {"phi": 0.0}, "rbc's phi must be a number > 0 and <= 1"),
+        ("slidefuse", {"w": 1.5}, "slidefuse's w must be a whole number >= 0"),
+        ("gmnz", {"gamma": float("inf")}, "gmnz's gamma must be a finite number"),
+    ],
+)
+def test_a_parameter_outside_its_domain_is_refused_by_name(method, params, message):
+    # RRF with k = -60 gave negative or infinite scores (a numpy warning, then a confusing error).
+    from rankgate.fusion.fuse import check_params
+    from rankgate.fusion.methods import resolve
+
+    with pytest.raises(ConfigError, match=re.escape(message)) as caught:
+        check_params(resolve(method), params)
+    assert caught.value.key_path == f"params.{next(iter(params))}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -40,7 +41,30 @@ def check_params(method: Method, params: Mapping[str, Any]) -> dict[str, Any]:
             f"--params {missing[0]}=..., or optimise it)",
             key_path=f"params.{missing[0]}",
         )
+    for key, value in merged.items():
+        _check_param(method, key, value)
     return merged
+
+
+# Each parameter's domain: outside it a method divides by zero, takes the log of a negative
+# number or ranks by nonsense (RRF with k = -60 turns 1/(k + r) negative), so it is refused.
+_DOMAINS: dict[str, tuple[str, Callable[[float], bool], bool]] = {
+    "k": ("a number >= 0", lambda x: x >= 0, False),
+    "gamma": ("a finite number", lambda x: True, False),
+    "sigma": ("a number > 0", lambda x: x > 0, False),
+    "phi": ("a number > 0 and <= 1", lambda x: 0 < x <= 1, False),
+    "n_segments": ("a whole number >= 1", lambda x: x >= 1, True),
+    "w": ("a whole number >= 0", lambda x: x >= 0, True),
+}
+
+
+def _check_param(method: Method, key: str, value: Any) -> None:
+    if key not in _DOMAINS:
+        return
+    what, ok, whole = _DOMAINS[key]
+    number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if number is None or not math.isfinite(number) or not ok(number) or (whole and number != int(number)):
+        raise ConfigError(f"{method.name}'s {key} must be {what}; got {value!r}", key_path=f"params.{key}")
 
 
 def fuse(
