@@ -288,3 +288,20 @@ def test_adaptive_k_is_not_warned_about_short_rankings(tmp_path, capsys):
     assert code == 0 and "fewer than the cutoff" not in err
     code, _, err = invoke(capsys, "eval", *files, "-m", "P(denominator=min_k_retrieved)@5", "-m", "P@5")
     assert code == 0 and "fewer than the cutoff of P@5\n" in err.replace("\r", "")
+
+
+def test_warnings_say_which_measures_score_one_for_queries_without_relevant_docs(tmp_path, capsys):
+    # With P(empty=one)@5 the "score 0" warnings were wrong for that measure: it scores 1 there.
+    (tmp_path / "qrels.txt").write_text("q1 0 a 1\nq2 0 b 0\nq3 0 c 0\n")
+    (tmp_path / "run.txt").write_text("q1 Q0 a 1 3 r\nq2 Q0 x 1 3 r\n")
+    files = [str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt")]
+    code, out, err = invoke(
+        capsys, "eval", *files, "-m", "P(empty=one)@5", "-m", "P@5", "--per-query", "--format", "json"
+    )
+    assert code == 0
+    per_query = json.loads(out)["per_query"]
+    assert per_query["q2"]["P(empty=one)@5"] == 1.0 and per_query["q3"]["P(empty=one)@5"] == 1.0
+    assert "they score 0 on most measures, 1 on P(empty=one)@5" in err
+    assert "(1 on P(empty=one)@5 where no doc is relevant)" in err
+    code, _, err = invoke(capsys, "eval", *files, "-m", "P@5")
+    assert code == 0 and "they score 0 on most measures (pass" in err

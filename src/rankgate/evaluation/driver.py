@@ -98,6 +98,7 @@ def evaluate_in_memory(
         shown=unjudged.shown,
         chunk_matches=chunky,
         queries=settings.queries,
+        scores_one=[str(m) for m in wanted if dict(m.params).get("empty") == "one"],
         empty=settings.empty,
     )
     return Results(

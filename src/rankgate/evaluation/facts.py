@@ -32,6 +32,9 @@ class EvaluationFacts:
     empty: str = "zero"
     n_self_on_top: int = 0  # of n_self_matches: queries whose own-id document is their top result
     chunk_matches: dict[str, int] = field(default_factory=dict)  # separator -> sampled ids judged once cut there
+    scores_one: list[str] = field(
+        default_factory=list
+    )  # measures with empty=one: a query without relevant docs scores 1
 
     @classmethod
     def merge(cls, parts: Sequence[EvaluationFacts]) -> EvaluationFacts:
@@ -53,6 +56,7 @@ class EvaluationFacts:
             shown=sum(p.shown for p in parts),
             queries=first.queries,
             empty=first.empty,
+            scores_one=first.scores_one,
             chunk_matches={  # partitions sample on their own: a partition mostly judged samples nothing
                 key: sum(p.chunk_matches.get(key, 0) for p in parts) for p0 in parts for key in p0.chunk_matches
             },
@@ -74,6 +78,7 @@ class EvaluationFacts:
             one = c["missing_from_run"] == 1
             consequence = (
                 f"{'it scores' if one else 'they score'} 0 unless you pass --queries intersection"
+                + (f" (1 on {', '.join(self.scores_one)} where no doc is relevant)" if self.scores_one else "")
                 if self.queries == "qrels"
                 else f"{'it is' if one else 'they are'} left out of the averages"
             )
@@ -87,8 +92,9 @@ class EvaluationFacts:
         if c["no_relevant"]:
             one = c["no_relevant"] == 1
             they, them = ("it scores", "it") if one else ("they score", "them")
+            ones = f", 1 on {', '.join(self.scores_one)}" if self.scores_one else ""
             consequence = (
-                f"{they} 0 on most measures (pass --empty skip to leave {them} out)"
+                f"{they} 0 on most measures{ones} (pass --empty skip to leave {them} out)"
                 if self.empty == "zero"
                 else f"{'it is' if one else 'they are'} left out of the averages"
             )
