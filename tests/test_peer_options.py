@@ -305,3 +305,15 @@ def test_warnings_say_which_measures_score_one_for_queries_without_relevant_docs
     assert "(1 on P(empty=one)@5 where no doc is relevant)" in err
     code, _, err = invoke(capsys, "eval", *files, "-m", "P@5")
     assert code == 0 and "they score 0 on most measures (pass" in err
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl", "trec"])
+def test_ci_in_a_format_that_cannot_hold_it_is_said(tmp_path, capsys, fmt):
+    # eval --ci --format csv dropped the intervals silently.
+    (tmp_path / "qrels.txt").write_text("q1 0 a 1\nq2 0 b 1\n")
+    (tmp_path / "run.txt").write_text("q1 Q0 a 1 3 r\nq2 Q0 x 1 3 r\n")
+    files = [str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt")]
+    code, _, err = invoke(capsys, "eval", *files, "-m", "AP", "--ci", "--format", fmt)
+    assert code == 0 and f"--format {fmt} holds no confidence intervals" in err
+    code, _, err = invoke(capsys, "eval", *files, "-m", "AP", "--ci", "--format", "json")
+    assert code == 0 and "holds no confidence intervals" not in err

@@ -119,6 +119,8 @@ def eval_command(
     if with_ci:
         results.with_confidence_intervals(seed=seed)
     notes: list[str] = aggregate_collision(results, fmt, per_query=per_query)
+    if with_ci and fmt in ("csv", "jsonl", "trec"):
+        notes.append(f"--format {fmt} holds no confidence intervals: --ci shows them in --format table and json")
     if tags is not None:
         results.with_groups(tags, group_by=tag_names)
         results.warnings.extend(_coverage(results, tags, tags_path or ""))  # in the JSON's "warnings" too
