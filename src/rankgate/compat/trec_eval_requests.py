@@ -21,7 +21,7 @@ from typing import Literal
 
 from rankgate.errors import MeasureError
 from rankgate.measures.parse import parse_measure
-from rankgate.measures.registry import Measure
+from rankgate.measures.registry import MAX_CUTOFF, Measure
 from rankgate.measures.trec_names import NUMBER_PARAMS
 from rankgate.measures.trec_params import GAIN_FAMILY, c_float, levels_measure, pair_measure
 
@@ -281,6 +281,8 @@ def _long_cutoffs(name: str, given: str) -> list[int]:
         raise MeasureError(f"The cutoffs of trec_eval's {name!r} must be > 0. Got {given!r}.")
     if len(set(cuts)) != len(cuts):
         raise MeasureError(f"The cutoffs of trec_eval's {name!r} repeat a value. Got {given!r}.")
+    if cuts[-1] > MAX_CUTOFF:  # rankgate's kernels index with machine ints (as `rankgate eval` says)
+        raise MeasureError(f"The cutoffs of trec_eval's {name!r} must be at most {MAX_CUTOFF}. Got {given!r}.")
     return cuts
 
 
