@@ -27,14 +27,27 @@ _JG = "it reads trec_eval's judgment-group qrels (qrels_jg), a format rankgate d
 TREC_EVAL_NOT_READ: dict[str, str] = {
     "yaap": "rankgate does not compute it",
     **dict.fromkeys(
-        (
-            "prefs_num_prefs_poss prefs_num_prefs_ful prefs_num_prefs_ful_ret prefs_simp prefs_pair prefs_avgjg "
-            "prefs_avgjg_Rnonrel prefs_simp_ret prefs_pair_ret prefs_avgjg_ret prefs_avgjg_Rnonrel_ret "
-            "prefs_simp_imp prefs_pair_imp prefs_avgjg_imp all_prefs prefs"
-        ).split(),
+        [
+            "prefs_num_prefs_poss",
+            "prefs_num_prefs_ful",
+            "prefs_num_prefs_ful_ret",
+            "prefs_simp",
+            "prefs_pair",
+            "prefs_avgjg",
+            "prefs_avgjg_Rnonrel",
+            "prefs_simp_ret",
+            "prefs_pair_ret",
+            "prefs_avgjg_ret",
+            "prefs_avgjg_Rnonrel_ret",
+            "prefs_simp_imp",
+            "prefs_pair_imp",
+            "prefs_avgjg_imp",
+            "all_prefs",
+            "prefs",
+        ],
         _PREFS,
     ),
-    **dict.fromkeys("map_avgjg P_avgjg Rprec_mult_avgjg qrels_jg".split(), _JG),
+    **dict.fromkeys(["map_avgjg", "P_avgjg", "Rprec_mult_avgjg", "qrels_jg"], _JG),
 }
 _NOT_READ_BY_LOWER = {k.lower(): k for k in TREC_EVAL_NOT_READ}
 
