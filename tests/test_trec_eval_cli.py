@@ -288,3 +288,24 @@ def test_ideal_dcg_of_a_query_with_only_negative_grades_is_0_with_a_note(capsys,
     rows = {line.split("\t")[1]: line.split("\t")[2] for line in out.splitlines()}
     assert rows["q1"] == f"{2 + 1 / math.log2(3):.4f}" and rows["q2"] == "0.0000"  # trec_eval: q1's again
     assert "only negative grades (q2)" in err
+
+
+@pytest.mark.parametrize("cutoffs", ["3000000000", "99999999999999999999", "5,2147483648"])
+def test_too_large_cutoff_says_so_not_unavailable(capsys, files, cutoffs):
+    code, out, err = invoke(capsys, "trec_eval", "-m", f"P.{cutoffs}", *files)
+    assert code == 2 and out == ""
+    assert "not available" not in err
+    assert "cutoffs of trec_eval's 'P' must be at most 2147483647" in err
+    code, _, err = invoke(capsys, "trec_eval", "-m", "P.2147483647", *files)
+    assert code == 0, err
+
+
+def test_duplicate_judgment_hint_fits_trec_eval(capsys, tmp_path):
+    q, r = tmp_path / "q.txt", tmp_path / "run.txt"
+    q.write_text("q1 0 d1 1\nq1 0 d1 2\n")
+    r.write_text("q1 Q0 d1 1 1 s\n")
+    code, out, err = invoke(capsys, "trec_eval", "-m", "map", str(q), str(r))
+    assert code == 2 and out == ""
+    assert f"{q}:2: duplicate judgment of document 'd1'" in err
+    assert "--duplicates)" not in err and "duplicates='first'" not in err  # no option this command lacks
+    assert "trec_eval refuses them too; `rankgate eval --duplicates first|max` reads such qrels" in err

@@ -14,6 +14,7 @@ import pytest
 
 import rankgate
 from rankgate.cli.options import split_measures
+from rankgate.errors import MeasureError
 from rankgate.measures import parse_measures
 from rankgate.measures.registry import TREC_EVAL_CUTOFFS
 from tests.cli_support import invoke
@@ -141,3 +142,21 @@ def test_dot_numbers_on_words_trec_eval_does_not_cut_are_refused(name, trec_eval
 @pytest.mark.parametrize(("name", "expected"), [("map_5", "AP@5"), ("map@5", "AP@5"), ("unj.5", "Unjudged@5")])
 def test_unambiguous_cut_spellings_still_read(name, expected):
     assert [str(m) for m in parse_measures([name])] == [expected]
+
+
+@pytest.mark.parametrize("name", ["yaap", "YAAP", "prefs_simp", "prefs", "all_prefs", "qrels_jg", "P_avgjg", "yaap.3"])
+def test_trec_eval_measures_rankgate_lacks_are_refused_by_name(capsys, tmp_path, name):
+    """`rankgate eval` refuses them as `rankgate trec_eval` does (one list), not as unknown names."""
+    from rankgate.measures.trec_names import TREC_EVAL_NOT_READ
+
+    with pytest.raises(MeasureError, match="is not available in rankgate") as e:
+        parse_measures([name])
+    assert "Unknown measure" not in str(e.value) and "Did you mean" not in str(e.value)
+    q, r = tmp_path / "q", tmp_path / "r"
+    q.write_text("q1 0 a 1\n")
+    r.write_text("q1 Q0 a 1 1 t\n")
+    code, out, err = invoke(capsys, "eval", "-m", name, str(q), str(r))
+    assert code == 2 and out == "" and str(e.value) in err
+    if name.partition(".")[0] in TREC_EVAL_NOT_READ:  # trec_eval's names are case-sensitive
+        code, _, te_err = invoke(capsys, "trec_eval", "-m", name, str(q), str(r))
+        assert code == 2 and str(e.value) in te_err

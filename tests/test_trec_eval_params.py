@@ -8,6 +8,8 @@ binary), through the API rather than ``rankgate trec_eval``.
 
 from __future__ import annotations
 
+import json
+import math
 from pathlib import Path
 
 import pytest
@@ -98,3 +100,27 @@ def test_eval_cli_reads_a_gain_map(capsys):
     )
     assert code == 0, err
     assert "G(g1=3.0,g2=9.0)" in out and "IPrecAvg(levels='0.5,1.0')" in out
+
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+def test_empty_value_and_close_gains_behave_as_the_docs_say(capsys, tmp_path):
+    """`rbp.p=` is p=0 (C's atof of ""); gains < 1 apart: refused by `trec_eval` only, read by `eval`."""
+    q, r = tmp_path / "q", tmp_path / "r"
+    q.write_text("1 0 d1 1\n1 0 d2 2\n1 0 d3 0\n")
+    r.write_text("1 Q0 d1 1 3 t\n1 Q0 d2 2 2 t\n1 Q0 d3 3 1 t\n")
+    code, empty, err = invoke(capsys, "trec_eval", "-m", "rbp.p=", str(q), str(r))
+    assert code == 0, err
+    code, zero, _ = invoke(capsys, "trec_eval", "-m", "rbp.p=0", str(q), str(r))
+    assert code == 0 and empty.split("\t")[2] == zero.split("\t")[2] == "0.5000\n"  # p=0: d1's grade 1 of 2
+    code, out, err = invoke(capsys, "trec_eval", "-m", "ndcg.1=0.5,2=1.2", str(q), str(r))
+    assert code == 2 and out == "" and "less than 1 apart" in err
+    code, out, err = invoke(capsys, "eval", "-m", "ndcg.1=0.5,2=1.2", "--format", "json", str(q), str(r))
+    assert code == 0, err
+    value = json.loads(out)["aggregate"]["GainNDCG(g1=0.5,g2=1.2)"]
+    assert value == pytest.approx((0.5 + 1.2 / math.log2(3)) / (1.2 + 0.5 / math.log2(3)))  # DCG / ideal, by hand
+    semantics, trec_eval_md = (DOCS / "semantics.md").read_text(), (DOCS / "trec_eval.md").read_text()
+    assert "an empty value, as in `rbp.p=`" in semantics and "an empty value (`rbp.p=`, `ndcg.1=`) is 0" in trec_eval_md
+    for text in (semantics, trec_eval_md):
+        assert "`rankgate eval -m ndcg.1=0.5,2=1.2` is read" in " ".join(text.split())

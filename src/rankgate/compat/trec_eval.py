@@ -22,7 +22,8 @@ is `rankgate.render.trec_eval.trec_eval_text`. The numbers are rankgate's own ev
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -151,10 +152,12 @@ def trec_eval(
     if rel < 1:
         raise MeasureError(f"rankgate's trec_eval takes -l >= 1 (grades below it are not relevant). Got {rel}.")
     settings = Settings(queries="intersection", rel=rel, judged_only=judged_only)
-    session = Session.open(str(qrels), wanted, settings=settings)
+    with _duplicates_refused("qrels"):
+        session = Session.open(str(qrels), wanted, settings=settings)
     for m in wanted:
         check_gain_order(m, int(session.qrels.grades.max(initial=0)))
-    ranked = _read_run(run)
+    with _duplicates_refused("a run"):
+        ranked = read_run(run)
     if max_per_topic is not None:
         ranked = _truncated(ranked, max_per_topic)
     results = session.evaluate(ranked)
@@ -182,12 +185,16 @@ def trec_eval(
     return report
 
 
-def _read_run(path: str | os.PathLike[str]) -> Run:
-    """The run file, a duplicate document refused with a hint that fits trec_eval's command line."""
+@contextmanager
+def _duplicates_refused(what: str) -> Iterator[None]:
+    """A duplicate in the qrels or run refused with a hint that fits trec_eval's command line.
+
+    The readers' hint names ``--duplicates``, an option `rankgate eval` has and trec_eval lacks.
+    """
     try:
-        return read_run(path)
+        yield
     except DuplicateError as e:
-        remedy = "trec_eval refuses them too; `rankgate eval --duplicates first|max` reads such a run"
+        remedy = f"trec_eval refuses them too; `rankgate eval --duplicates first|max` reads such {what}"
         raise e.with_remedy(remedy) from None
 
 

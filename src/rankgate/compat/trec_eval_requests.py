@@ -21,8 +21,8 @@ from typing import Literal
 
 from rankgate.errors import MeasureError
 from rankgate.measures.parse import parse_measure
-from rankgate.measures.registry import Measure
-from rankgate.measures.trec_names import NUMBER_PARAMS
+from rankgate.measures.registry import MAX_CUTOFF, Measure
+from rankgate.measures.trec_names import NUMBER_PARAMS, not_read_refusal
 from rankgate.measures.trec_params import GAIN_FAMILY, c_float, levels_measure, pair_measure
 
 Kind = Literal["runid", "num_q", "long", "float", "long_cuts", "double_cuts", "float_params", "pair_params", "string"]
@@ -59,7 +59,7 @@ _TENTHS = tuple(i / 10 for i in range(11))
 _RPREC_MULT = tuple(i / 10 for i in range(2, 21, 2))
 
 # trec_eval 10's measure table, in its order (the order in which it computes and prints);
-# the prefs and qrels_jg measures, which read other input formats, are left out.
+# yaap and the prefs and qrels_jg measures (TREC_EVAL_NOT_READ, refused by name) are left out.
 TREC_MEASURES: tuple[TrecMeasure, ...] = (
     _m("runid", "runid", per_query=False),
     _m("num_q", "num_q", per_query=False),
@@ -97,7 +97,6 @@ TREC_MEASURES: tuple[TrecMeasure, ...] = (
     _m("set_map", "float"),
     _m("set_F", "float_params"),
     _m("num_nonrel_judged_ret", "long"),
-    _m("yaap", "float"),
     _m("rbp", "pair_params"),
     _m("rbp_resid", "pair_params"),
     _m("unj", "long_cuts", (5, 10, 20)),
@@ -165,6 +164,8 @@ def expand_requests(requests: Iterable[str], *, docs_in_collection: int = 0) -> 
             raise MeasureError(f"trec_eval request {request!r} has a '.' but no parameters after it.")
         if dot:
             params.setdefault(name, given)
+        if (refusal := not_read_refusal(name, any_case=False)) is not None:
+            raise MeasureError(refusal)
         if name in NICKNAMES:
             marked.update(NICKNAMES[name])
         elif name in _BY_NAME:
@@ -281,6 +282,8 @@ def _long_cutoffs(name: str, given: str) -> list[int]:
         raise MeasureError(f"The cutoffs of trec_eval's {name!r} must be > 0. Got {given!r}.")
     if len(set(cuts)) != len(cuts):
         raise MeasureError(f"The cutoffs of trec_eval's {name!r} repeat a value. Got {given!r}.")
+    if cuts[-1] > MAX_CUTOFF:  # rankgate's kernels index with machine ints (as `rankgate eval` says)
+        raise MeasureError(f"The cutoffs of trec_eval's {name!r} must be at most {MAX_CUTOFF}. Got {given!r}.")
     return cuts
 
 

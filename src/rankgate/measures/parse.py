@@ -161,9 +161,11 @@ def _refuse_trec_eval_dot(word: str, sep: str, found: Reading, name: str) -> Non
 def _trec_eval_words(name: str) -> tuple[Measure, ...] | None:
     """trec_eval's names whose numbers are parameters (``iprec_at_recall_0.10``, ``utility.1,-1,0,0``),
     and its text lines (``runid``), which are refused: they are not numbers."""
-    from rankgate.measures.trec_names import NUMBER_PARAMS, TEXT_FIELDS
+    from rankgate.measures.trec_names import NUMBER_PARAMS, TEXT_FIELDS, not_read_refusal
     from rankgate.measures.trec_params import read_param_form
 
+    if (refusal := not_read_refusal(name)) is not None:  # yaap, prefs_*, *_avgjg: refused by name
+        raise MeasureError(refusal)
     if name.lower() in TEXT_FIELDS:
         raise MeasureError(
             f"{name!r} is a line of trec_eval's output, not a measure: {TEXT_FIELDS[name.lower()]}. "

@@ -20,6 +20,52 @@ TEXT_FIELDS: dict[str, str] = {
     "relstring": "the grades of each query's top 10 docs as a string of characters",
 }
 
+_PREFS = "it reads trec_eval's preference qrels, a format rankgate does not read"
+_JG = "it reads trec_eval's judgment-group qrels (qrels_jg), a format rankgate does not read"
+# trec_eval 10's measures and nicknames rankgate does not compute: refused by name wherever a
+# measure name is read (`rankgate eval`, the API) and by `rankgate trec_eval`, never skipped.
+TREC_EVAL_NOT_READ: dict[str, str] = {
+    "yaap": "rankgate does not compute it",
+    **dict.fromkeys(
+        [
+            "prefs_num_prefs_poss",
+            "prefs_num_prefs_ful",
+            "prefs_num_prefs_ful_ret",
+            "prefs_simp",
+            "prefs_pair",
+            "prefs_avgjg",
+            "prefs_avgjg_Rnonrel",
+            "prefs_simp_ret",
+            "prefs_pair_ret",
+            "prefs_avgjg_ret",
+            "prefs_avgjg_Rnonrel_ret",
+            "prefs_simp_imp",
+            "prefs_pair_imp",
+            "prefs_avgjg_imp",
+            "all_prefs",
+            "prefs",
+        ],
+        _PREFS,
+    ),
+    **dict.fromkeys(["map_avgjg", "P_avgjg", "Rprec_mult_avgjg", "qrels_jg"], _JG),
+}
+_NOT_READ_BY_LOWER = {k.lower(): k for k in TREC_EVAL_NOT_READ}
+
+
+def not_read_refusal(name: str, *, any_case: bool = True) -> str | None:
+    """The refusal of trec_eval's measure (or nickname) ``name[.params]`` if rankgate lacks it, else None.
+
+    >>> not_read_refusal("yaap")
+    "trec_eval's 'yaap' is not available in rankgate: rankgate does not compute it (docs/trec_eval.md)."
+    >>> not_read_refusal("YAAP", any_case=False) is None
+    True
+    """
+    word = name.partition(".")[0]
+    known = _NOT_READ_BY_LOWER.get(word.lower()) if any_case else word if word in TREC_EVAL_NOT_READ else None
+    if known is None:
+        return None
+    return f"trec_eval's {known!r} is not available in rankgate: {TREC_EVAL_NOT_READ[known]} (docs/trec_eval.md)."
+
 
 @dataclass(frozen=True)
 class NumberParams:
