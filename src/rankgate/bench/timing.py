@@ -10,7 +10,7 @@ import numpy as np
 
 from rankgate.bench.progress import Advance
 from rankgate.bench.retrievers.base import Retriever
-from rankgate.bench.threads import compute_threads
+from rankgate.bench.threads import blas_limit, compute_threads
 
 
 def percentiles_ms(seconds: Sequence[float]) -> dict[str, Any]:
@@ -46,7 +46,10 @@ def probe_latency(
     """
     total: list[float] = []
     search: list[float] = []
-    with compute_threads(threads):
+    # numpy's BLAS on one thread meanwhile: one query's product over the vectors gains nothing
+    # from threads, and OpenBLAS's idle workers spin on the cores torch's encoder needs next
+    # (5,183 documents: 23.8 ms a query with two BLAS threads, 10.6 ms with one).
+    with compute_threads(threads), blas_limit(1):
         for text in list(texts)[:warmup]:
             retriever.search(retriever.encode_queries([text], cached=False), k)
         for text in texts:
