@@ -8,7 +8,9 @@ result is the same as one pass in order.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -94,11 +96,14 @@ def find_self_matches(
     return dict(sorted(out.items()))
 
 
-def tie_group_moves(codes: np.ndarray, scores: np.ndarray, docs: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+def tie_group_moves(
+    codes: np.ndarray, scores: np.ndarray, docs: pa.ChunkedArray | Callable[[np.ndarray], Any]
+) -> tuple[np.ndarray, np.ndarray]:
     """trec_eval's tie rule on rows sorted by (query, score desc): ``(rows, within)`` such that the
     evaluation order puts row ``rows[within[i]]`` at ``rows[i]`` (rows ascending; both int32 below
     2**31 rows). Only rows in a group of equal (query, score) move: by doc id descending (byte-wise),
-    stable.
+    stable. ``docs`` is the doc-id column in row order, or a function giving the doc ids of the
+    rows it is passed (fusion: the fused rows' ids are only copied once they are in order).
 
     Tie groups never cross a query, so the rows are taken in slices of about `SLICE_ROWS` cut at
     query starts, on a few threads: each slice finds its groups, copies its tied doc ids and sorts
@@ -144,7 +149,8 @@ def tie_group_moves(codes: np.ndarray, scores: np.ndarray, docs: pa.ChunkedArray
         out = slice(starts[i], starts[i + 1])
         local = np.flatnonzero(involved).astype(kind)  # every row of a tie group, ascending
         group = np.cumsum(~after_tie[local], dtype=kind)  # a group starts at a row not tied with the one before
-        table = pa.table({"g": numeric_array(group), "d": take_rows(docs.slice(lo, hi - lo), local)})
+        tied_docs = docs(local + lo) if callable(docs) else take_rows(docs.slice(lo, hi - lo), local)
+        table = pa.table({"g": numeric_array(group), "d": tied_docs})
         order = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")])  # stable
         within[out] = column_to_numpy(order)
         within[out] += kind(starts[i])  # positions among all moved rows

@@ -10,9 +10,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rankgate.core.columns import column_to_numpy, numeric_array, take_rows
+from rankgate.core.columns import column_to_numpy, take_rows
 from rankgate.core.qrels import Qrels
 from rankgate.core.run import Run
+from rankgate.core.run_scan import tie_group_moves
 from rankgate.errors import ConfigError, InputError
 from rankgate.fusion.align import Aligned, align
 from rankgate.fusion.methods import Context, Method, kernel, resolve
@@ -155,7 +156,8 @@ def to_run(aligned: Aligned, scores: np.ndarray, *, name: str) -> Run:
     table = pa.table({"q": aligned.slot_query, "s": scores})
     order = column_to_numpy(pc.sort_indices(table, sort_keys=[("q", "ascending"), ("s", "descending")]))
     query, score = aligned.slot_query[order], scores[order]
-    rows, within = tie_moves(query, score, lambda r: take_rows(aligned.doc_names, aligned.slot_doc[order[r]]))
+    # trec_eval's tie rule, as `Run` applies it (one implementation): the doc ids of tied rows only
+    rows, within = tie_group_moves(query, score, lambda r: take_rows(aligned.doc_names, aligned.slot_doc[order[r]]))
     if len(rows):
         order[rows] = order[rows[within]]  # inside a tie group: the query and the score stay
     doc_rows = aligned.slot_doc[order]
@@ -170,26 +172,3 @@ def to_run(aligned: Aligned, scores: np.ndarray, *, name: str) -> Run:
         source=f"<fused {name}>",
         ranked=True,
     )
-
-
-def tie_moves(
-    query: np.ndarray, score: np.ndarray, docs_of: Callable[[np.ndarray], pa.ChunkedArray]
-) -> tuple[np.ndarray, np.ndarray]:
-    """Rows sorted by (query, score desc) put in trec order: ``rows[within]`` goes to ``rows``.
-
-    Only rows that tie with a neighbour move, by doc id descending (byte-wise), as `Run` would
-    order them when written; done here in linear passes rather than by the Run at write time.
-    ``docs_of(rows)`` gives the doc ids of those rows.
-    """
-    tied = (query[1:] == query[:-1]) & (score[1:] == score[:-1])  # row i + 1 ties with row i
-    involved = np.zeros(len(query), dtype=bool)
-    involved[1:] |= tied
-    involved[:-1] |= tied
-    rows = np.flatnonzero(involved)
-    if len(rows) == 0:
-        return rows, rows
-    starts = np.ones(len(rows), dtype=bool)
-    starts[1:] = ~tied[rows[1:] - 1] | (rows[1:] - 1 != rows[:-1])
-    table = pa.table({"g": numeric_array(np.cumsum(starts, dtype=np.int64)), "d": docs_of(rows)})
-    within = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("d", "descending")])  # groups are small
-    return rows, column_to_numpy(within)
