@@ -1,0 +1,1 @@
+int rg_scan_version(void) { return 1; }
