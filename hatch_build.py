@@ -16,6 +16,7 @@ with ctypes by path, as `rankgate/io/_trecscan.so` on Linux and macOS alike.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import shutil
@@ -82,14 +83,19 @@ def build_in_place(source: str | os.PathLike[str], target: str | os.PathLike[str
     as it was. Returns `compile_library`'s error text, or None.
     """
     final = Path(target)
-    handle, temporary = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
+    except OSError as error:
+        return f"cannot write beside {final}: {error}"
     os.close(handle)
     try:
-        error = compile_library(source, temporary)
-        if error is None:
+        failure = compile_library(source, temporary)
+        if failure is None:
             os.chmod(temporary, 0o755)  # mkstemp made it private; others may load it too
             os.replace(temporary, final)
-        return error
+        return failure
+    except OSError as error:
+        return f"cannot replace {final}: {error}"
     finally:
         Path(temporary).unlink(missing_ok=True)
 
@@ -108,7 +114,7 @@ def platform_tag(best_matching_tag: str) -> str:
     return "py3-none-" + best_matching_tag.split("-", 2)[2]
 
 
-class NativeScannerHook(BuildHookInterface):  # type: ignore[type-arg]  (generic in recent hatchling only)
+class NativeScannerHook(BuildHookInterface):  # type: ignore[type-arg]  # generic in recent hatchling only
     """Builds `_trecscan.so` into the wheel, or in place for an editable install."""
 
     PLUGIN_NAME = "custom"
@@ -122,7 +128,8 @@ class NativeScannerHook(BuildHookInterface):  # type: ignore[type-arg]  (generic
         if version == "editable":
             error = error or build_in_place(root / SOURCE, root / IN_PLACE)
             if error is not None:  # no stale library from an earlier build may outlive this one
-                (root / IN_PLACE).unlink(missing_ok=True)
+                with contextlib.suppress(OSError):
+                    (root / IN_PLACE).unlink(missing_ok=True)
         else:
             self._workdir = tempfile.TemporaryDirectory(prefix="rankgate-native-")
             built = Path(self._workdir.name) / Path(IN_WHEEL).name

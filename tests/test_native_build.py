@@ -204,3 +204,7 @@ def test_pip_wheel_is_platform_tagged_and_holds_one_fresh_library(project: Path,
         assert "Root-Is-Purelib: false" in archive.read(metadata).decode()
     assert library.read_bytes() != STALE
     assert hasattr(ctypes.CDLL(str(library)), "rg_scan_version")
+
+
+def test_a_missing_folder_is_reported_not_raised(stub: Path, tmp_path: Path):
+    assert hook.build_in_place(stub, tmp_path / "absent" / "_trecscan.so").startswith("cannot write beside ")
