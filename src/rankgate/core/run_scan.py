@@ -39,13 +39,16 @@ class DocScan:
 SLICE_ROWS = 1 << 18  # a quarter million rows: the slice's hashes and sort stay in cache
 
 
-def scan_doc_ids(codes: np.ndarray, docs: pa.ChunkedArray, query_ids: pa.StringArray) -> DocScan:
+def scan_doc_ids(
+    codes: np.ndarray, docs: pa.ChunkedArray, query_ids: pa.StringArray, doc_hashes: np.ndarray | None = None
+) -> DocScan:
     """Hash every doc id once and use the hashes three ways: duplicates, self-matches, joins.
 
     When each query's rows are contiguous (as in nearly every run file) the rows are taken
     in slices of about `SLICE_ROWS` that never split a query, so duplicates are found slice
     by slice, on several threads: no full-size hash array, and sorts that stay in cache.
-    Otherwise one pass covers the whole run.
+    Otherwise one pass covers the whole run. ``doc_hashes``: the doc ids' `string_hashes`, when
+    the caller has them.
     """
     n = len(codes)
     query_hashes = string_hashes(query_ids)
@@ -55,7 +58,7 @@ def scan_doc_ids(codes: np.ndarray, docs: pa.ChunkedArray, query_ids: pa.StringA
         lo, hi = bounds
         part = docs.slice(lo, hi - lo)
         group = codes[lo:hi]
-        hashes = string_hashes(part)
+        hashes = string_hashes(part) if doc_hashes is None else doc_hashes[lo:hi].copy()  # the copy is consumed
         matches = np.flatnonzero(np.take(query_hashes, group) == hashes) + lo
         high[lo:hi] = hashes.view("<u4")[1::2]
         later, first = find_duplicate_pairs(group, part, hashes)  # consumes the hashes

@@ -1,1 +1,319 @@
-int rg_scan_version(void) { return 1; }
+/* A one-pass reader of TREC run and qrels text, loaded with ctypes by rankgate.io.native_scan.
+ *
+ * It reads only the fields rankgate keeps (query id, doc id, score or grade), hashes each doc id
+ * as rankgate.core.hashing.string_hashes does, and never builds the fields trec_eval ignores.
+ * It takes only text it reads exactly as the Arrow path (rankgate.io.trec) does; anything
+ * else (a byte outside printable ASCII, a lone carriage return, a malformed number, a short
+ * line, a very long id, ...) stops it with a reason code, and the caller reads the file the
+ * general way, which also names the bad line. So a number from here is never different.
+ *
+ * Plain C99, no Python API: ctypes releases the GIL while it runs, so windows of a file are
+ * read on several threads.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RG_OK 0
+#define RG_BYTE 1        /* a byte outside printable ASCII and the whitespace trec_eval skips */
+#define RG_FIELDS 2      /* too few fields (run), or not exactly four (qrels) */
+#define RG_NUMBER 3      /* a score or grade not read here (inf, nan, hex, too large, ...) */
+#define RG_LONG_ID 4     /* an id longer than LONG_ID bytes (hashed another way) */
+#define RG_CAPACITY 5    /* an output array is full (the caller sized it wrong) */
+#define RG_LONE_CR 6     /* a carriage return not followed by a line feed (old Mac line end) */
+#define RG_COMMENT 7     /* a qrels line whose first non-blank character is '#' after blanks */
+#define RG_BIG_ENDIAN 8  /* the hash reads little-endian words */
+
+#define LONG_ID 1024 /* rankgate.core.hashing._LONG */
+#define MAX_NUMBER 64
+
+static const uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL;
+static const uint64_t MIX = 0xFF51AFD7ED558CCDULL;
+
+int rg_scan_version(void) { return 2; }
+
+
+/* Whitespace inside a line, as trec_eval's isspace less the line ends. */
+static inline int is_blank(uint8_t c) { return c == ' ' || c == '\t' || c == '\v' || c == '\f'; }
+
+/* A byte allowed inside a field: printable ASCII. */
+static inline int is_field_byte(uint8_t c) { return c > ' ' && c < 0x7f; }
+
+static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* A decimal score [+-]digits[.digits][(e|E)[+-]digits], correctly rounded (as Arrow's parser and C's
+ * strtod): exact arithmetic when the digits fit in 53 bits and the power of ten is exact (one
+ * IEEE operation, rounded once), else strtod on a copy. Returns RG_OK or RG_NUMBER. */
+static int read_score(const uint8_t *p, int64_t n, double *out) {
+    int64_t i = 0;
+    int negative = 0;
+    if (i < n && (p[i] == '+' || p[i] == '-')) negative = p[i++] == '-';
+    uint64_t mantissa = 0;
+    int digits = 0, significant = 0, any = 0;
+    int64_t scale = 0; /* the power of ten the digits are multiplied by */
+    for (; i < n && p[i] >= '0' && p[i] <= '9'; i++, any = 1) {
+        if (significant < 19) {
+            mantissa = mantissa * 10 + (uint64_t)(p[i] - '0');
+            if (mantissa) significant++;
+        } else {
+            significant++;
+            scale++;
+        }
+        digits++;
+    }
+    if (i < n && p[i] == '.') {
+        for (i++; i < n && p[i] >= '0' && p[i] <= '9'; i++, any = 1) {
+            if (significant < 19) {
+                mantissa = mantissa * 10 + (uint64_t)(p[i] - '0');
+                if (mantissa) significant++;
+                scale--;
+            } else {
+                significant++;
+            }
+        }
+    }
+    if (!any) return RG_NUMBER;
+    int64_t exponent = 0;
+    if (i < n && (p[i] == 'e' || p[i] == 'E')) {
+        int exp_negative = 0, exp_any = 0;
+        i++;
+        if (i < n && (p[i] == '+' || p[i] == '-')) exp_negative = p[i++] == '-';
+        for (; i < n && p[i] >= '0' && p[i] <= '9'; i++, exp_any = 1)
+            if (exponent < 100000) exponent = exponent * 10 + (p[i] - '0');
+        if (!exp_any) return RG_NUMBER;
+        if (exp_negative) exponent = -exponent;
+    }
+    if (i != n) return RG_NUMBER;
+    (void)digits;
+    int64_t power = scale + exponent;
+    if (significant <= 19 && mantissa <= (1ULL << 53) && power >= -22 && power <= 22) {
+        double value = (double)mantissa;
+        value = power < 0 ? value / POW10[-power] : value * POW10[power];
+        *out = negative ? -value : value;
+        return RG_OK;
+    }
+    if (mantissa == 0) {
+        *out = negative ? -0.0 : 0.0;
+        return RG_OK;
+    }
+    if (n >= MAX_NUMBER) return RG_NUMBER;
+    char copy[MAX_NUMBER];
+    memcpy(copy, p, (size_t)n);
+    copy[n] = 0;
+    char *end = NULL;
+    double value = strtod(copy, &end);
+    if (end != copy + n) return RG_NUMBER; /* a locale whose decimal point is not '.' */
+    if (!(value - value == 0.0)) return RG_NUMBER; /* overflowed to an infinity */
+    *out = value;
+    return RG_OK;
+}
+
+/* A grade written as an integer ([+-]digits, optionally ".0..."), as trec_eval's atoi reads it. */
+static int read_grade(const uint8_t *p, int64_t n, double *out) {
+    int64_t i = 0;
+    int negative = 0;
+    if (i < n && (p[i] == '+' || p[i] == '-')) negative = p[i++] == '-';
+    int64_t value = 0;
+    int any = 0;
+    for (; i < n && p[i] >= '0' && p[i] <= '9'; i++, any = 1) {
+        if (value > (1LL << 53) / 10) return RG_NUMBER; /* too large to be exact: the Arrow path says so */
+        value = value * 10 + (p[i] - '0');
+    }
+    if (!any || value > (1LL << 53)) return RG_NUMBER;
+    if (i < n && p[i] == '.')
+        for (i++; i < n && p[i] == '0'; i++) {
+        }
+    if (i != n) return RG_NUMBER;
+    *out = negative ? -(double)value : (double)value;
+    return RG_OK;
+}
+
+static inline int is_field(uint8_t c) { return (uint8_t)(c - 0x21) < 0x5e; } /* '!' to '~' */
+
+static inline uint64_t load64(const uint8_t *p) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return w;
+}
+
+/* rankgate.core.hashing._hash_words for one string, 8 bytes at a time (little-endian), reading whole
+ * words: the caller's buffer has 8 readable bytes past every id. */
+static inline uint64_t word_hash_padded(const uint8_t *p, int64_t n) {
+    uint64_t h = (uint64_t)n * GOLDEN;
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        uint64_t m = (h ^ load64(p + j)) * MIX;
+        h = m ^ (m >> 32);
+    }
+    if (j < n) {
+        uint64_t w = load64(p + j) & ((1ULL << (8 * (n - j))) - 1);
+        uint64_t m = (h ^ w) * MIX;
+        h = m ^ (m >> 32);
+    }
+    return h;
+}
+
+/* Copy n bytes a word at a time (ids are short: a call to memcpy, or gcc's "rep movs", costs more);
+ * both sides have 8 bytes of room past n. */
+static inline void copy_padded(uint8_t *to, const uint8_t *from, int64_t n) {
+    for (int64_t j = 0; j < n; j += 8) memcpy(to + j, from + j, 8);
+}
+
+/* The next field of a line: skips blanks, then reads printable ASCII. Returns 1 with the field in
+ * *start, *length; 0 at the line's end (buf[*at] is '\n' or '\r'); or an RG_ code (negated). */
+static inline int next_field(const uint8_t *buf, int64_t *at, int64_t *start, int64_t *length) {
+    int64_t i = *at;
+    while (is_blank(buf[i])) i++;
+    if (!is_field(buf[i])) {
+        *at = i;
+        return buf[i] == '\n' || buf[i] == '\r' ? 0 : -RG_BYTE;
+    }
+    int64_t s = i;
+    while (is_field(buf[i])) i++;
+    *start = s;
+    *length = i - s;
+    *at = i;
+    return 1;
+}
+
+/* Scan complete lines in buf[0, n): buf[n - 1] is '\n', and buf holds 8 readable bytes past n.
+ *
+ * kind 0: a run line, "qid Q0 docid rank score tag [more fields]"; kind 1: a qrels line,
+ * "qid iter docid grade". Blank lines are skipped, and comment lines: a run line whose first
+ * non-blank byte is '#', a qrels line whose first byte is '#'. A line may end in "\r\n".
+ *
+ * Out, for rows r < counts[0] (at most max_rows):
+ *   values[r]                 score or grade
+ *   hashes[r]                 word_hash of the doc id
+ *   doc_offsets[r], [r + 1]   the doc id's bytes in doc_bytes (room for n + 8 bytes)
+ * and for groups g < counts[1] (a group: consecutive rows with the same query id):
+ *   group_rows[g]             the group's first row
+ *   group_offsets[g], [g + 1] its query id's bytes in group_bytes (room for n + 8 bytes)
+ * counts: [rows, groups, doc bytes, group bytes, lines, where it stopped].
+ */
+int rg_scan(const uint8_t *buf, int64_t n, int kind, int64_t max_rows, double *values, uint64_t *hashes,
+            int32_t *doc_offsets, uint8_t *doc_bytes, int64_t *group_rows, int32_t *group_offsets,
+            uint8_t *group_bytes, int64_t *counts) {
+    {
+        const uint16_t probe = 1;
+        uint8_t first;
+        memcpy(&first, &probe, 1);
+        if (first != 1) return RG_BIG_ENDIAN;
+    }
+    int64_t rows = 0, groups = 0, doc_len = 0, group_len = 0, lines = 0;
+    const uint8_t *last_qid = NULL;
+    int64_t last_qid_len = -1;
+    int64_t at = 0;
+    int status = RG_OK;
+    doc_offsets[0] = 0;
+    group_offsets[0] = 0;
+    if (n <= 0 || buf[n - 1] != '\n') {
+        status = RG_CAPACITY;
+        goto stop;
+    }
+    while (at < n) {
+        int64_t line_start = at;
+        int64_t start[4] = {0, 0, 0, 0}, length[4] = {0, 0, 0, 0};
+        int64_t ignored_start, ignored_length;
+        int got = next_field(buf, &at, &start[0], &length[0]);
+        if (got == 1 && buf[start[0]] == '#') {
+            if (kind == 1 && start[0] != line_start) {
+                status = RG_COMMENT;
+                goto stop;
+            }
+            got = 0; /* a comment: any text up to the line's end */
+            while (buf[at] != '\n') {
+                if (buf[at] == '\r' && buf[at + 1] != '\n') {
+                    status = RG_LONE_CR;
+                    goto stop;
+                }
+                at++;
+            }
+        } else if (got == 1) {
+            /* run: qid Q0 docid rank score tag; qrels: qid iter docid grade */
+            int want = kind == 0 ? 6 : 4;
+            for (int f = 1; f < want && got == 1; f++) {
+                int64_t *s = f == 2 ? &start[1] : (f == want - 2 ? &start[2] : &ignored_start);
+                int64_t *l = f == 2 ? &length[1] : (f == want - 2 ? &length[2] : &ignored_length);
+                if (kind == 1 && f == 3) {
+                    s = &start[2];
+                    l = &length[2];
+                }
+                got = next_field(buf, &at, s, l);
+            }
+            if (got == 1) {
+                got = 2; /* a whole row; a run line's later fields are ignored */
+                while (got == 2) {
+                    int more = next_field(buf, &at, &ignored_start, &ignored_length);
+                    if (more < 0) {
+                        status = -more;
+                        goto stop;
+                    }
+                    if (more == 1 && kind == 1) {
+                        status = RG_FIELDS;
+                        goto stop;
+                    }
+                    if (more == 0) break;
+                }
+            } else if (got == 0) {
+                status = RG_FIELDS;
+                goto stop;
+            }
+        }
+        if (got < 0) {
+            status = -got;
+            goto stop;
+        }
+        /* at: the line's end */
+        if (buf[at] == '\r') {
+            if (buf[at + 1] != '\n') {
+                status = RG_LONE_CR;
+                goto stop;
+            }
+            at++;
+        }
+        at++;
+        lines++;
+        if (got != 2) continue; /* blank or comment */
+        if (rows >= max_rows) {
+            status = RG_CAPACITY;
+            goto stop;
+        }
+        int64_t qid_length = length[0], doc_length = length[1];
+        if (qid_length > LONG_ID || doc_length > LONG_ID) {
+            status = RG_LONG_ID;
+            goto stop;
+        }
+        double value;
+        int read = kind == 0 ? read_score(buf + start[2], length[2], &value) : read_grade(buf + start[2], length[2], &value);
+        if (read != RG_OK) {
+            status = read;
+            goto stop;
+        }
+        const uint8_t *qid = buf + start[0], *doc = buf + start[1];
+        values[rows] = value;
+        if (qid_length != last_qid_len || memcmp(qid, last_qid, (size_t)qid_length) != 0) {
+            group_rows[groups] = rows;
+            copy_padded(group_bytes + group_len, qid, qid_length);
+            group_len += qid_length;
+            groups++;
+            group_offsets[groups] = (int32_t)group_len;
+            last_qid = qid;
+            last_qid_len = qid_length;
+        }
+        hashes[rows] = word_hash_padded(doc, doc_length);
+        copy_padded(doc_bytes + doc_len, doc, doc_length);
+        doc_len += doc_length;
+        rows++;
+        doc_offsets[rows] = (int32_t)doc_len;
+    }
+stop:
+    counts[0] = rows;
+    counts[1] = groups;
+    counts[2] = doc_len;
+    counts[3] = group_len;
+    counts[4] = lines;
+    counts[5] = at;
+    return status;
+}

@@ -49,6 +49,8 @@ def reorder(parsed: Parsed, duplicates: str) -> bool:
     if blocks is None and len(order) < 2**31:
         order = order.astype(np.int32, copy=False)  # Arrow's sort gives uint64: half the size
     parsed.values = parsed.values[order]
+    if parsed.doc_hashes is not None:
+        parsed.doc_hashes = parsed.doc_hashes[order]
     codes = codes[order]
     docs = parsed.table["docid"]
     parsed.table = parsed.table.drop_columns(["docid"])  # the file-order doc ids: only `docs` now

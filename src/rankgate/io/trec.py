@@ -35,6 +35,7 @@ from rankgate.core.columns import (
 )
 from rankgate.core.parallel import WORKERS
 from rankgate.errors import InputError
+from rankgate.io import native_scan
 from rankgate.io.source import BOM, DECOMPRESS_ERRORS, block_size_for, open_stream, read_bytes, read_head, sniff_codec
 from rankgate.io.values import plain_float, shown
 
@@ -112,6 +113,7 @@ class Parsed:
     table: pa.Table  # qid (dictionary-encoded) and docid columns
     values: np.ndarray  # scores or grades, float64
     locate: Callable[[int], str]
+    doc_hashes: np.ndarray | None = None  # `string_hashes` of the doc ids, when the reader made them
 
 
 def read(path: str, layout: Layout, source: str) -> Parsed:
@@ -122,6 +124,11 @@ def read(path: str, layout: Layout, source: str) -> Parsed:
     whose extra spaces only emptied an unused field (Q0, rank, tag) parses to the right values.
     """
     codec = sniff_codec(path)
+    scanned = native_scan.scan(path, codec, layout.kind)
+    if scanned is not None:
+        table = pa.table({"qid": scanned.query_ids, "docid": scanned.doc_ids})
+        locate = _locator(lambda: read_bytes(path), source, 1, layout.kind)
+        return Parsed(table=table, values=scanned.values, locate=locate, doc_hashes=scanned.doc_hashes)
     table = _read_tabbed(path, codec, layout) if _tab_separated(path) else None
     if table is None:
         try:

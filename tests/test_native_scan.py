@@ -1,0 +1,284 @@
+"""The native TREC scanner (``_trecscan.c``) reads exactly what the Arrow path reads, or gives up.
+
+Oracles: the Arrow path itself (the same file read with the scanner switched off), Python's
+``float`` for every score, and `string_hashes` for every doc-id hash. Random text mixes the
+grammar's corners (blanks, tabs, ``\\v``, CRLF and lone CR line ends, comments, short and long
+lines, odd numbers, non-ASCII bytes) and is read in tiny windows, so lines and queries cross
+window edges. When the library was not built (no compiler at install time) it is compiled
+here into a temporary folder, so these tests always run the C code a compiler can build.
+"""
+
+from __future__ import annotations
+
+import gzip
+import random
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import hatch_build
+from rankgate.core.hashing import string_hashes
+from rankgate.errors import InputError
+from rankgate.io import native_scan, trec
+from rankgate.io.readers import read_qrels, read_run
+
+LAYOUTS = {"run": trec.RUN_LAYOUT, "qrels": trec.QRELS_LAYOUT}
+
+
+@pytest.fixture(scope="module")
+def library_path(tmp_path_factory):
+    built = native_scan._LIBRARY
+    if built.exists():
+        return built
+    if shutil.which(hatch_build.compiler_command()[0]) is None:
+        pytest.skip("no C compiler: the native scanner cannot be built here")
+    target = tmp_path_factory.mktemp("native") / "_trecscan.so"
+    error = hatch_build.compile_library(Path(native_scan.__file__).with_name("_trecscan.c"), target)
+    assert error is None, error
+    return target
+
+
+@pytest.fixture
+def native(library_path, monkeypatch):
+    monkeypatch.setattr(native_scan, "_LIBRARY", library_path)
+    monkeypatch.setattr(native_scan, "_lib", None)
+    assert native_scan.library() is not None
+    return native_scan
+
+
+@pytest.fixture
+def small_windows(native, monkeypatch):
+    """Windows of 64 bytes (lines up to 256): every file crosses many window edges."""
+    monkeypatch.setattr(native_scan, "_WINDOW", 64)
+    monkeypatch.setattr(native_scan, "_LONGEST_LINE", 256)
+    return native
+
+
+def general(path: Path, kind: str, monkeypatch) -> trec.Parsed | InputError:
+    """The Arrow path's reading of ``path`` (the scanner switched off)."""
+    with monkeypatch.context() as m:
+        m.setattr(native_scan, "_lib", False)
+        try:
+            return trec.read(str(path), LAYOUTS[kind], str(path))
+        except InputError as e:
+            return e
+
+
+def assert_same(scanned: native_scan.Scanned, expected: trec.Parsed) -> None:
+    """Same query ids, doc ids and values (bit for bit), row by row; hashes are `string_hashes`."""
+    queries = scanned.query_ids.combine_chunks()
+    want_queries = expected.table["qid"].combine_chunks()
+    assert queries.dictionary_decode().to_pylist() == want_queries.dictionary_decode().to_pylist()
+    assert queries.dictionary.to_pylist() == sorted(set(queries.dictionary.to_pylist()), key=str.encode)
+    assert scanned.doc_ids.to_pylist() == expected.table["docid"].to_pylist()
+    assert scanned.values.view(np.uint64).tolist() == expected.values.view(np.uint64).tolist()
+    assert np.array_equal(scanned.doc_hashes, string_hashes(scanned.doc_ids))
+
+
+def check_file(path: Path, kind: str, monkeypatch) -> bool:
+    """Read ``path`` both ways; True when the scanner read it (then both agree)."""
+    scanned = native_scan.scan(str(path), trec.sniff_codec(str(path)), kind)
+    expected = general(path, kind, monkeypatch)
+    if scanned is None:
+        return False
+    assert not isinstance(expected, InputError), f"the scanner read a file the general path refuses: {expected}"
+    assert_same(scanned, expected)
+    return True
+
+
+# -- numbers ----------------------------------------------------------------------------
+
+
+def _score_texts() -> list[str]:
+    rng = random.Random(7)
+    texts = ["0", "-0", "+0", "-0.0", "1.", ".5", "+.5", "-.5", "00012.5", "1e5", "1E+05", "2.5e-3", "1e-400",
+             "4.9406564584124654e-324", "2.2250738585072014e-308", "1.7976931348623157e308", "9007199254740993",
+             "0.1", "0.30000000000000004", "123456789012345678901234567890", "1e22", "1e23", "9007199254740992e1",
+             "0.000000000000000000000000001", "3.14159265358979323846264338327950288"]  # fmt: skip
+    for _ in range(3000):
+        value = rng.choice([rng.random(), rng.uniform(-1e6, 1e6), rng.lognormvariate(0, 30), rng.randint(0, 10**18)])
+        style = rng.choice(["repr", "fixed", "exp", "digits"])
+        if style == "repr":
+            texts.append(repr(float(value)))
+        elif style == "fixed":
+            texts.append(f"{value:.{rng.randint(0, 20)}f}")
+        elif style == "exp":
+            texts.append(f"{value:.{rng.randint(0, 18)}e}")
+        else:
+            texts.append("".join(rng.choice("0123456789") for _ in range(rng.randint(1, 25))))
+    return texts
+
+
+def test_every_score_is_read_as_pythons_float_reads_it(native, tmp_path, monkeypatch):
+    texts = _score_texts()
+    path = tmp_path / "scores.run"
+    path.write_text("".join(f"q{i % 7} Q0 d{i} 1 {t} tag\n" for i, t in enumerate(texts)))
+    scanned = native_scan.scan(str(path), None, "run")
+    assert scanned is not None
+    assert scanned.values.view(np.uint64).tolist() == np.array([float(t) for t in texts]).view(np.uint64).tolist()
+    assert check_file(path, "run", monkeypatch)
+
+
+@pytest.mark.parametrize("score", ["inf", "-inf", "nan", "1e400", "0x10", "1.5e", "e5", "-", ".", "1_0", "1,5", "--1"])
+def test_scores_it_does_not_read_go_to_the_general_path(native, tmp_path, monkeypatch, score):
+    path = tmp_path / "bad.run"
+    path.write_text(f"q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 {score} t\n")
+    assert native_scan.scan(str(path), None, "run") is None
+    assert isinstance(general(path, "run", monkeypatch), InputError)
+
+
+@pytest.mark.parametrize(
+    ("grade", "read"),
+    [("0", True), ("3", True), ("-1", True), ("+2", True), ("2.0", True), ("2.", True), ("007", True),
+     ("9007199254740992", True), ("9007199254740993", False), ("1e3", False), ("2.5", False), (".0", False),
+     ("x", False)],
+)  # fmt: skip
+def test_grades_are_read_as_integers_or_left_to_the_general_path(native, tmp_path, monkeypatch, grade, read):
+    path = tmp_path / "qrels.txt"
+    path.write_text(f"q1 0 d1 1\nq1 0 d2 {grade}\n")
+    assert check_file(path, "qrels", monkeypatch) is read
+
+
+# -- random text ------------------------------------------------------------------------
+
+_SEPARATORS = st.sampled_from([" ", " ", " ", "\t", "  ", " \t ", "\v", "\f"])
+_ASCII_TOKENS = st.one_of(
+    st.sampled_from(["q1", "q2", "q10", "Q0", "0", "d1", "d2", "doc-3", "#x", "1", "0.5", "-2", "+3", "1e2", "x"]),
+    st.text(alphabet="abq019.-+e#_", min_size=1, max_size=6),
+)
+_TOKENS = st.one_of(_ASCII_TOKENS, st.text(alphabet="abq019.-+e#é\x00\x7f_", min_size=1, max_size=6))
+_NUMBERS = st.one_of(
+    st.sampled_from(["1", "0", "-1", "2.0", "0.25", "1e-3", ".5", "7."]),
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.integers(-5, 5).map(str),
+)
+
+_GRADES = st.one_of(st.integers(-2, 4).map(str), st.sampled_from(["2.0", "+1", "01", "3."]))
+
+
+@st.composite
+def _lines(draw, kind: str, clean: bool) -> str:
+    shapes = ["row", "row", "row", "row", "blank", "comment"] + ([] if clean else ["short", "long", "noise"])
+    shape = draw(st.sampled_from(shapes))
+    if shape == "blank":
+        return draw(st.sampled_from(["", " ", "\t", " \t "]))
+    if shape == "comment":
+        return draw(st.sampled_from(["#", "# note", "#é comment"] + ([] if clean else ["  # indented"])))
+    if shape == "noise":
+        return draw(st.text(alphabet="ab \t#\r0.\x00é", max_size=12))
+    width = {"row": 6, "short": draw(st.integers(1, 5)), "long": draw(st.integers(7, 9))}[shape]
+    if kind == "qrels":
+        width = {"row": 4, "short": draw(st.integers(1, 3)), "long": 5}[shape]
+    value_at = 4 if kind == "run" else 3
+    fields = [
+        draw(st.sampled_from(["q1", "q2", "q10", "q2"])) if i == 0
+        else draw(st.sampled_from(["d1", "d2", "d3", "d10", "D-4"])) if i == 2
+        else draw(_NUMBERS if kind == "run" or not clean else _GRADES) if i == value_at
+        else draw(_ASCII_TOKENS if clean else _TOKENS)
+        for i in range(width)
+    ]  # fmt: skip
+    text = draw(_SEPARATORS).join(fields)
+    return draw(st.sampled_from(["", "", " ", "\t"])) + text + draw(st.sampled_from(["", "", " "]))
+
+
+@st.composite
+def _files(draw, kind: str) -> bytes:
+    clean = draw(st.booleans())  # only rows, blank lines and comments: mostly files the scanner reads
+    lines = draw(st.lists(_lines(kind, clean), min_size=1, max_size=30))
+    ends = draw(st.sampled_from(["\n", "\n", "\r\n", "mixed"] if not clean else ["\n", "\r\n"]))
+    out = []
+    for line in lines:
+        end = draw(st.sampled_from(["\n", "\r\n", "\r"])) if ends == "mixed" else ends
+        out.append(line + end)
+    text = "".join(out)
+    if draw(st.booleans()):
+        text = text.rstrip("\r\n")  # no line end after the last line
+    data = text.encode("utf-8")
+    return (b"\xef\xbb\xbf" + data) if draw(st.integers(0, 9)) == 0 else data
+
+
+@pytest.mark.parametrize("kind", ["run", "qrels"])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_random_text_is_read_as_the_general_path_reads_it_or_left_to_it(
+    small_windows, tmp_path, monkeypatch, kind, data
+):
+    text = data.draw(_files(kind))
+    path = tmp_path / f"{kind}.txt"
+    path.write_bytes(text)
+    check_file(path, kind, monkeypatch)
+
+
+def test_the_scanner_reads_most_well_formed_random_files(small_windows, tmp_path, monkeypatch):
+    """A negative control for the test above: it must not pass by giving up on everything."""
+    rng = random.Random(3)
+    read = 0
+    for i in range(40):
+        sep = rng.choice([" ", "\t", "  "])
+        rows = [
+            sep.join([f"q{rng.randint(1, 5)}", "Q0", f"d{rng.randint(1, 9)}{j}", str(j), repr(rng.random()), "t"])
+            for j in range(rng.randint(1, 40))
+        ]
+        path = tmp_path / f"run{i}.txt"
+        path.write_text("\n".join(rows) + rng.choice(["\n", "", "\r\n"]))
+        read += check_file(path, "run", monkeypatch)
+    assert read >= 35
+
+
+# -- whole files -------------------------------------------------------------------------
+
+
+def _big_run(path: Path, rng: random.Random, queries: int = 300, depth: int = 200) -> None:
+    order = list(range(queries))
+    rng.shuffle(order)  # not in byte order: Run sorts them
+    with open(path, "w") as f:
+        for q in order:
+            for r in range(depth):
+                score = round(rng.random() * 10, rng.choice([2, 4, 17]))
+                f.write(f"{q} Q0 D{rng.randint(0, 10**6)} {r + 1} {score} run\n")
+
+
+@pytest.mark.slow
+def test_a_large_run_reads_into_the_same_run_both_ways(native, tmp_path, monkeypatch):
+    """60,000 lines over the default windows (and gzip-compressed): the same `Run`, hashes included."""
+    path = tmp_path / "big.run"
+    _big_run(path, random.Random(11))
+    compressed = tmp_path / "big.run.gz"
+    compressed.write_bytes(gzip.compress(path.read_bytes()))
+    monkeypatch.setattr(native_scan, "_WINDOW", 1 << 18)  # several windows, several threads
+    for file in (path, compressed):
+        assert check_file(file, "run", monkeypatch)
+        fast = read_run(file, duplicates="max")
+        with monkeypatch.context() as m:
+            m.setattr(native_scan, "_lib", False)
+            slow = read_run(file, duplicates="max")
+        assert fast.query_ids.to_pylist() == slow.query_ids.to_pylist()
+        assert np.array_equal(fast.offsets, slow.offsets)
+        assert fast.doc_ids.to_pylist() == slow.doc_ids.to_pylist()
+        assert np.array_equal(fast.scores.view(np.uint64), slow.scores.view(np.uint64))
+        assert np.array_equal(fast.doc_hash_high, slow.doc_hash_high)
+
+
+def test_errors_name_the_line_as_before(native, tmp_path):
+    path = tmp_path / "bad.run"
+    path.write_text("q1 Q0 d1 1 0.5 t\n\nq1 Q0 d2 2 x t\n")
+    with pytest.raises(InputError, match=r"bad.run:3.*score 'x' is not a number"):
+        read_run(path)
+    qrels = tmp_path / "bad.qrels"
+    qrels.write_text("q1 0 d1 1\nq1 0 d1 2\n")
+    with pytest.raises(InputError, match=r"bad.qrels:2"):
+        read_qrels(qrels)
+
+
+def test_the_general_path_is_used_without_the_library(tmp_path, monkeypatch):
+    monkeypatch.setenv("RANKGATE_NATIVE", "0")
+    monkeypatch.setattr(native_scan, "_lib", None)
+    assert native_scan.library() is None
+    path = tmp_path / "r.run"
+    path.write_text("q1 Q0 d1 1 0.5 t\n")
+    assert native_scan.scan(str(path), None, "run") is None
+    assert read_run(path).num_rows == 1
