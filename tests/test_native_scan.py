@@ -208,8 +208,9 @@ def test_random_text_is_read_as_the_general_path_reads_it_or_left_to_it(
     small_windows, tmp_path, monkeypatch, kind, data
 ):
     text = data.draw(_files(kind))
-    path = tmp_path / f"{kind}.txt"
-    path.write_bytes(text)
+    compressed = data.draw(st.booleans())  # read by the streamed windows, else by the mapped ones
+    path = tmp_path / (f"{kind}.txt.gz" if compressed else f"{kind}.txt")
+    path.write_bytes(gzip.compress(text) if compressed else text)
     check_file(path, kind, monkeypatch)
 
 

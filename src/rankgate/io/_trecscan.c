@@ -30,7 +30,7 @@
 static const uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL;
 static const uint64_t MIX = 0xFF51AFD7ED558CCDULL;
 
-int rg_scan_version(void) { return 2; }
+int rg_scan_version(void) { return 3; }
 
 
 /* Whitespace inside a line, as trec_eval's isspace less the line ends. */
@@ -177,6 +177,61 @@ static inline int next_field(const uint8_t *buf, int64_t *at, int64_t *start, in
     return 1;
 }
 
+/* The query ids of a window, each stored once: a row's code is its id's place in the window's
+ * dictionary (ids in order of first appearance). An open-addressing table over the ids' hashes;
+ * rows of the query before them skip it (runs list a query's rows together). */
+typedef struct {
+    int32_t *slots;  /* code + 1; 0: empty */
+    uint64_t *hashes; /* each code's hash */
+    int64_t capacity; /* slots (a power of two); codes stay below half of it */
+    int64_t codes;
+    int32_t *offsets;
+    uint8_t *bytes;
+} Queries;
+
+static int queries_grow(Queries *q) {
+    int64_t capacity = q->capacity ? q->capacity * 2 : 1024;
+    int32_t *slots = calloc((size_t)capacity, sizeof(int32_t));
+    uint64_t *hashes = realloc(q->hashes, (size_t)(capacity / 2) * sizeof(uint64_t));
+    if (!slots || !hashes) {
+        free(slots);
+        if (hashes) q->hashes = hashes;
+        return RG_CAPACITY;
+    }
+    q->hashes = hashes;
+    for (int64_t code = 0; code < q->codes; code++) {
+        int64_t i = (int64_t)(hashes[code] & (uint64_t)(capacity - 1));
+        while (slots[i]) i = (i + 1) & (capacity - 1);
+        slots[i] = (int32_t)(code + 1);
+    }
+    free(q->slots);
+    q->slots = slots;
+    q->capacity = capacity;
+    return RG_OK;
+}
+
+/* The code of query id p[0, n), added to the dictionary when new (-1: out of memory). */
+static int64_t queries_code(Queries *q, const uint8_t *p, int64_t n) {
+    if (2 * (q->codes + 1) > q->capacity && queries_grow(q) != RG_OK) return -1;
+    uint64_t h = word_hash_padded(p, n);
+    int64_t i = (int64_t)(h & (uint64_t)(q->capacity - 1));
+    for (;;) {
+        int32_t slot = q->slots[i];
+        if (!slot) break;
+        int64_t code = slot - 1;
+        int64_t start = q->offsets[code];
+        if (q->hashes[code] == h && q->offsets[code + 1] - start == n && memcmp(q->bytes + start, p, (size_t)n) == 0)
+            return code;
+        i = (i + 1) & (q->capacity - 1);
+    }
+    int64_t code = q->codes++;
+    q->slots[i] = (int32_t)(code + 1);
+    q->hashes[code] = h;
+    copy_padded(q->bytes + q->offsets[code], p, n);
+    q->offsets[code + 1] = q->offsets[code] + (int32_t)n;
+    return code;
+}
+
 /* Scan complete lines in buf[0, n): buf[n - 1] is '\n', and buf holds 8 readable bytes past n.
  *
  * kind 0: a run line, "qid Q0 docid rank score tag [more fields]"; kind 1: a qrels line,
@@ -187,27 +242,28 @@ static inline int next_field(const uint8_t *buf, int64_t *at, int64_t *start, in
  *   values[r]                 score or grade
  *   hashes[r]                 word_hash of the doc id
  *   doc_offsets[r], [r + 1]   the doc id's bytes in doc_bytes (room for n + 8 bytes)
- * and for groups g < counts[1] (a group: consecutive rows with the same query id):
- *   group_rows[g]             the group's first row
- *   group_offsets[g], [g + 1] its query id's bytes in group_bytes (room for n + 8 bytes)
- * counts: [rows, groups, doc bytes, group bytes, lines, where it stopped].
+ *   query_codes[r]            the query id's code: its place in this window's query ids
+ * and for codes c < counts[1]:
+ *   query_offsets[c], [c + 1] the query id's bytes in query_bytes (room for n + 8 bytes)
+ * counts: [rows, query ids, doc bytes, query id bytes, lines, where it stopped].
  */
 int rg_scan(const uint8_t *buf, int64_t n, int kind, int64_t max_rows, double *values, uint64_t *hashes,
-            int32_t *doc_offsets, uint8_t *doc_bytes, int64_t *group_rows, int32_t *group_offsets,
-            uint8_t *group_bytes, int64_t *counts) {
+            int32_t *doc_offsets, uint8_t *doc_bytes, int32_t *query_codes, int32_t *query_offsets,
+            uint8_t *query_bytes, int64_t *counts) {
     {
         const uint16_t probe = 1;
         uint8_t first;
         memcpy(&first, &probe, 1);
         if (first != 1) return RG_BIG_ENDIAN;
     }
-    int64_t rows = 0, groups = 0, doc_len = 0, group_len = 0, lines = 0;
+    int64_t rows = 0, doc_len = 0, lines = 0, code = -1;
+    Queries queries = {NULL, NULL, 0, 0, query_offsets, query_bytes};
     const uint8_t *last_qid = NULL;
     int64_t last_qid_len = -1;
     int64_t at = 0;
     int status = RG_OK;
     doc_offsets[0] = 0;
-    group_offsets[0] = 0;
+    query_offsets[0] = 0;
     if (n <= 0 || buf[n - 1] != '\n') {
         status = RG_CAPACITY;
         goto stop;
@@ -294,14 +350,15 @@ int rg_scan(const uint8_t *buf, int64_t n, int kind, int64_t max_rows, double *v
         const uint8_t *qid = buf + start[0], *doc = buf + start[1];
         values[rows] = value;
         if (qid_length != last_qid_len || memcmp(qid, last_qid, (size_t)qid_length) != 0) {
-            group_rows[groups] = rows;
-            copy_padded(group_bytes + group_len, qid, qid_length);
-            group_len += qid_length;
-            groups++;
-            group_offsets[groups] = (int32_t)group_len;
+            code = queries_code(&queries, qid, qid_length);
+            if (code < 0) {
+                status = RG_CAPACITY;
+                goto stop;
+            }
             last_qid = qid;
             last_qid_len = qid_length;
         }
+        query_codes[rows] = (int32_t)code;
         hashes[rows] = word_hash_padded(doc, doc_length);
         copy_padded(doc_bytes + doc_len, doc, doc_length);
         doc_len += doc_length;
@@ -310,9 +367,11 @@ int rg_scan(const uint8_t *buf, int64_t n, int kind, int64_t max_rows, double *v
     }
 stop:
     counts[0] = rows;
-    counts[1] = groups;
+    counts[1] = queries.codes;
     counts[2] = doc_len;
-    counts[3] = group_len;
+    counts[3] = query_offsets[queries.codes];
+    free(queries.slots);
+    free(queries.hashes);
     counts[4] = lines;
     counts[5] = at;
     return status;

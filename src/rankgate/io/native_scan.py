@@ -13,6 +13,7 @@ general path: the same numbers, slower.
 from __future__ import annotations
 
 import ctypes
+import mmap
 import os
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -24,16 +25,18 @@ import numpy as np
 import pyarrow as pa
 
 from rankgate.core.columns import intern_ordered, numeric_array
-from rankgate.core.parallel import WORKERS
+from rankgate.core.parallel import WORKERS, parallel_map
 from rankgate.io.source import BOM, DECOMPRESS_ERRORS, open_stream
 
-_VERSION = 2  # rg_scan_version() of the C source this module calls
+_VERSION = 3  # rg_scan_version() of the C source this module calls
 _LIBRARY = Path(__file__).with_name("_trecscan.so")
 _WINDOW = 8 << 20  # bytes of text scanned per call
 _LONGEST_LINE = 1 << 20  # a longer line: the general path
 _KIND = {"run": 0, "qrels": 1}
 
 _lib: Any = None
+# rg_scan(text, size, kind, max_rows, then eight output arrays)
+_ARGTYPES: Any = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int, ctypes.c_int64, *[ctypes.c_void_p] * 8]
 
 
 def library() -> Any:
@@ -46,9 +49,7 @@ def library() -> Any:
                 lib = ctypes.CDLL(str(_LIBRARY))
                 if lib.rg_scan_version() == _VERSION:
                     lib.rg_scan.restype = ctypes.c_int
-                    lib.rg_scan.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int, ctypes.c_int64] + [
-                        ctypes.c_void_p
-                    ] * 8
+                    lib.rg_scan.argtypes = _ARGTYPES
                     _lib = lib
             except (OSError, AttributeError):
                 _lib = False
@@ -71,54 +72,61 @@ class _Window:
     rows: int
     values: np.ndarray  # views of the slot's scratch arrays: copied before the slot is used again
     hashes: np.ndarray
+    codes: np.ndarray  # each row's query: its place in ``query_ids``
     doc_ids: pa.StringArray
-    group_ids: pa.StringArray
-    group_sizes: np.ndarray
+    query_ids: pa.StringArray  # the window's query ids, in order of first appearance
 
 
 class _GiveUp(Exception):
     """The scanner does not read this file: the general path does."""
 
 
+_GIVE_UP: tuple[type[BaseException], ...] = (_GiveUp, *DECOMPRESS_ERRORS)
+
+
 _MIN_LINE = {"run": 12, "qrels": 8}  # "q Q0 d 1 1 t\n", "q 0 d 1\n": bounds the rows of a window
 _PAD = 16  # room past the text and the id bytes: the scanner reads and writes ids a word at a time
+_TAIL = 1 << 16  # a mapped file's last bytes, copied into a padded buffer
 
 
 class _Slot:
-    """A window's text and the scanner's output arrays, reused window after window (no new pages)."""
+    """The scanner's output arrays for one window, reused window after window (no new pages), and
+    a text buffer for windows that are copied (a compressed file, a file's tail)."""
 
     def __init__(self, kind: str) -> None:
         size = _WINDOW + _LONGEST_LINE
         rows = size // _MIN_LINE[kind] + 1
-        self.text = bytearray(size + _PAD)
+        self.kind = kind
         self.values = np.empty(rows, dtype=np.float64)
         self.hashes = np.empty(rows, dtype=np.uint64)
         self.doc_offsets = np.empty(rows + 1, dtype=np.int32)
         self.doc_bytes = np.empty(size + _PAD, dtype=np.uint8)
-        self.group_rows = np.empty(rows, dtype=np.int64)
-        self.group_offsets = np.empty(rows + 1, dtype=np.int32)
-        self.group_bytes = np.empty(size + _PAD, dtype=np.uint8)
+        self.query_codes = np.empty(rows, dtype=np.int32)
+        self.query_offsets = np.empty(rows + 1, dtype=np.int32)
+        self.query_bytes = np.empty(size + _PAD, dtype=np.uint8)
         self.counts = np.zeros(6, dtype=np.int64)
+        self._text: bytearray | None = None
 
-    def scan(self, lib: Any, start: int, end: int, kind: str) -> _Window:
-        """The rows of ``text[start:end]`` (whole lines, the last ending in a line feed)."""
-        text = np.frombuffer(self.text, dtype=np.uint8)
+    @property
+    def text(self) -> bytearray:
+        if self._text is None:
+            self._text = bytearray(_WINDOW + _LONGEST_LINE + _PAD)
+        return self._text
+
+    def scan(self, lib: Any, address: int, size: int) -> _Window:
+        """The rows of the ``size`` bytes at ``address``: whole lines, the last ending in a line feed,
+        with `_PAD` readable bytes after them."""
         arrays = (self.values, self.hashes, self.doc_offsets, self.doc_bytes)
-        groups = (self.group_rows, self.group_offsets, self.group_bytes, self.counts)
+        queries = (self.query_codes, self.query_offsets, self.query_bytes, self.counts)
         status = lib.rg_scan(
-            text.ctypes.data + start,
-            end - start,
-            _KIND[kind],
-            len(self.values),
-            *(a.ctypes.data for a in (*arrays, *groups)),
+            address, size, _KIND[self.kind], len(self.values), *(a.ctypes.data for a in (*arrays, *queries))
         )
         if status != 0:
             raise _GiveUp
-        n, g, doc_len, group_len = (int(c) for c in self.counts[:4])
+        n, q, doc_len, query_len = (int(c) for c in self.counts[:4])
         doc_ids = _strings(n, self.doc_offsets[: n + 1].copy(), self.doc_bytes[:doc_len].copy())
-        group_ids = _strings(g, self.group_offsets[: g + 1].copy(), self.group_bytes[:group_len].copy())
-        sizes = np.diff(np.append(self.group_rows[:g], n))
-        return _Window(n, self.values[:n], self.hashes[:n], doc_ids, group_ids, sizes)
+        query_ids = _strings(q, self.query_offsets[: q + 1].copy(), self.query_bytes[:query_len].copy())
+        return _Window(n, self.values[:n], self.hashes[:n], self.query_codes[:n], doc_ids, query_ids)
 
 
 def scan(path: str, codec: str | None, kind: str) -> Scanned | None:
@@ -127,48 +135,118 @@ def scan(path: str, codec: str | None, kind: str) -> Scanned | None:
     if lib is None:
         return None
     try:
-        return _scan_file(lib, path, codec, kind)
-    except (_GiveUp, *DECOMPRESS_ERRORS):
+        with _MappedText(path) if codec is None else _StreamedText(path, codec) as text:
+            return _scan_windows(lib, text, kind)
+    except _GIVE_UP:
         return None  # the general path reads it, or names what is wrong
 
 
-def _scan_file(lib: Any, path: str, codec: str | None, kind: str) -> Scanned | None:
-    """Read ``path`` in windows cut at line ends, each scanned on a worker thread while the next is read."""
-    opened = open_stream(path, codec)
-    stream: Any = open(opened, "rb", buffering=0) if isinstance(opened, str) else opened  # noqa: SIM115
-    rows = _Rows(os.path.getsize(path) if codec is None else None)
+def _scan_windows(lib: Any, text: _MappedText | _StreamedText, kind: str) -> Scanned | None:
+    """Scan ``text``'s windows on worker threads while the next are cut; rows gathered in file order."""
+    rows = _Rows(text.size)
     free: list[_Slot] = []
-    pending: deque[tuple[Future[_Window], _Slot]] = deque()
-    try:
-        with ThreadPoolExecutor(max(1, WORKERS)) as pool:
-            carry, first = b"", True
-            while True:
-                if len(carry) > _LONGEST_LINE:
-                    raise _GiveUp
-                slot = free.pop() if free else _Slot(kind)
-                text = slot.text
-                text[: len(carry)] = carry
-                got = _read_into(stream, memoryview(text)[len(carry) : len(carry) + _WINDOW])
-                end = len(carry) + got
-                cut = text.rfind(b"\n", 0, end) + 1
-                if got == 0 and cut < end:  # the last line has no line feed: give it one
+    pending: deque[tuple[Future[_Window], _Slot, int]] = deque()
+    with ThreadPoolExecutor(max(1, WORKERS)) as pool:
+        while True:
+            slot = free.pop() if free else _Slot(kind)
+            window = text.next_window(slot)
+            if window is None:
+                free.append(slot)
+            else:
+                pending.append((pool.submit(slot.scan, lib, window[0], window[1]), slot, window[2]))
+            while pending and (len(pending) > WORKERS or window is None):
+                future, done, end = pending.popleft()
+                rows.add(future.result())
+                text.release(end)
+                free.append(done)
+            if window is None:
+                return rows.assemble()
+
+
+class _MappedText:
+    """An uncompressed file, mapped: windows are scanned where the page cache holds them (no copy),
+    and each window's pages are let go once it is scanned (they would count in the process's memory).
+    The last `_TAIL` bytes are copied, so that the scanner may read a little past the last id."""
+
+    def __init__(self, path: str) -> None:
+        with open(path, "rb") as f:
+            self.size = os.fstat(f.fileno()).st_size
+            self.map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if self.size else None
+        self.view = np.frombuffer(self.map, dtype=np.uint8) if self.map is not None else None
+        self.at = len(BOM) if self.map is not None and self.map[: len(BOM)] == BOM else 0
+        self.released = 0
+
+    def __enter__(self) -> _MappedText:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.view = None
+        if self.map is not None:
+            self.map.close()
+
+    def next_window(self, slot: _Slot) -> tuple[int, int, int] | None:
+        """(address, size, end in the file) of the next window, or None at the end."""
+        if self.map is None or self.view is None or self.at >= self.size:
+            return None
+        tail = max(self.at, self.size - min(_TAIL, _WINDOW))
+        cut = self.map.rfind(b"\n", self.at, min(self.at + _WINDOW, tail)) + 1 if self.at < tail else 0
+        if cut > self.at:
+            start, self.at = self.at, cut
+            return self.view.ctypes.data + start, cut - start, cut
+        if self.size - self.at > _WINDOW + _LONGEST_LINE:
+            raise _GiveUp  # a line longer than a window
+        piece = self.map[self.at : self.size]  # the tail: copied, so that the scanner may read past it
+        if not piece.endswith(b"\n"):
+            piece += b"\n"  # the last line has no line feed: give it one
+        slot.text[: len(piece)] = piece
+        self.at = self.size
+        return np.frombuffer(slot.text, dtype=np.uint8).ctypes.data, len(piece), self.size
+
+    def release(self, end: int) -> None:
+        """Let go of the mapped pages before ``end`` (scanned, and the windows before it too)."""
+        page_end = end - end % mmap.PAGESIZE
+        if self.map is not None and page_end > self.released and hasattr(mmap, "MADV_DONTNEED"):
+            self.map.madvise(mmap.MADV_DONTNEED, self.released, page_end - self.released)
+            self.released = page_end
+
+
+class _StreamedText:
+    """A compressed file, decompressed into each window's buffer (the next read overlaps the scans)."""
+
+    def __init__(self, path: str, codec: str) -> None:
+        self.stream: Any = open_stream(path, codec)
+        self.size = None
+        self.carry, self.first, self.ended = b"", True, False
+
+    def __enter__(self) -> _StreamedText:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stream.close()
+
+    def next_window(self, slot: _Slot) -> tuple[int, int, int] | None:
+        text = slot.text
+        while not self.ended:
+            if len(self.carry) > _LONGEST_LINE:
+                raise _GiveUp
+            text[: len(self.carry)] = self.carry
+            got = _read_into(self.stream, memoryview(text)[len(self.carry) : len(self.carry) + _WINDOW])
+            end = len(self.carry) + got
+            cut = text.rfind(b"\n", 0, end) + 1
+            if got == 0:
+                self.ended = True
+                if cut < end:  # the last line has no line feed: give it one
                     text[end] = ord("\n")
                     cut = end = end + 1
-                start = len(BOM) if first and text.startswith(BOM) else 0
-                if cut > start:
-                    pending.append((pool.submit(slot.scan, lib, start, cut, kind), slot))
-                    carry, first = bytes(text[cut:end]), False
-                else:
-                    carry = bytes(text[:end])
-                    free.append(slot)
-                while pending and (len(pending) > WORKERS or got == 0):
-                    future, done = pending.popleft()
-                    rows.add(future.result())
-                    free.append(done)
-                if got == 0:
-                    return rows.assemble()
-    finally:
-        stream.close()
+            start = len(BOM) if self.first and text.startswith(BOM) else 0
+            if cut > start:
+                self.carry, self.first = bytes(text[cut:end]), False
+                return np.frombuffer(text, dtype=np.uint8).ctypes.data + start, cut - start, 0
+            self.carry = bytes(text[:end])
+        return None
+
+    def release(self, end: int) -> None:
+        pass
 
 
 def _read_into(stream: Any, view: memoryview) -> int:
@@ -183,17 +261,18 @@ def _read_into(stream: Any, view: memoryview) -> int:
 
 
 class _Rows:
-    """The windows' rows gathered in file order: values and hashes copied into arrays of their own
-    (sized from the first window and the file's size, grown when that falls short), ids kept."""
+    """The windows' rows gathered in file order: values, hashes and query codes copied into arrays of
+    their own (sized from the first window and the file's size, grown when that falls short)."""
 
     def __init__(self, file_size: int | None) -> None:
         self.file_size = file_size
         self.count = 0
         self.values = np.empty(0, dtype=np.float64)
         self.hashes = np.empty(0, dtype=np.uint64)
+        self.codes = np.empty(0, dtype=np.int32)
         self.doc_ids: list[pa.StringArray] = []
-        self.group_ids: list[pa.StringArray] = []
-        self.group_sizes: list[np.ndarray] = []
+        self.query_ids: list[pa.StringArray] = []
+        self.starts: list[int] = []
 
     def add(self, window: _Window) -> None:
         end = self.count + window.rows
@@ -201,32 +280,42 @@ class _Rows:
             self._grow(end, window.rows)
         self.values[self.count : end] = window.values
         self.hashes[self.count : end] = window.hashes
-        self.count = end
+        self.codes[self.count : end] = window.codes
+        self.starts.append(self.count)
+        self.query_ids.append(window.query_ids)
         if window.rows:
             self.doc_ids.append(window.doc_ids)
-        self.group_ids.append(window.group_ids)
-        self.group_sizes.append(window.group_sizes)
+        self.count = end
 
     def _grow(self, needed: int, window_rows: int) -> None:
         guess = needed + needed // 2
         if self.count == 0 and self.file_size is not None:  # the first window: rows per byte of the file
             guess = int(self.file_size / _WINDOW * window_rows * 1.05) + window_rows + 1024
         capacity = max(needed, guess)
-        for name in ("values", "hashes"):
+        for name in ("values", "hashes", "codes"):
             old = getattr(self, name)
             new = np.empty(capacity, dtype=old.dtype)
             new[: self.count] = old[: self.count]
             setattr(self, name, new)
 
     def assemble(self) -> Scanned | None:
-        """The file's rows, query ids interned across windows (a query may span two); None: no rows."""
+        """The file's rows, with one dictionary of query ids in byte order; None: no rows."""
         if self.count == 0:
             return None  # empty, or only comments: the general path says so
-        groups = intern_ordered(pa.chunked_array(self.group_ids, type=pa.string()), check_used=False)
-        codes = np.repeat(groups.codes.astype(np.int32, copy=False), np.concatenate(self.group_sizes))
-        queries = pa.DictionaryArray.from_arrays(numeric_array(codes), groups.values)
+        queries = intern_ordered(pa.chunked_array(self.query_ids, type=pa.string()), check_used=False)
+        entry_starts = np.cumsum([0] + [len(q) for q in self.query_ids]).tolist()
+        row_starts = [*self.starts, self.count]
+        codes = self.codes[: self.count]
+
+        def recode(i: int) -> None:  # window codes -> file codes, in place
+            lo, hi = row_starts[i], row_starts[i + 1]
+            to_code = queries.codes[entry_starts[i] : entry_starts[i + 1]].astype(np.int32, copy=False)
+            np.take(to_code, codes[lo:hi], out=codes[lo:hi])
+
+        parallel_map(recode, range(len(self.query_ids)))
+        dictionary = pa.DictionaryArray.from_arrays(numeric_array(codes), queries.values)
         doc_ids = pa.chunked_array(self.doc_ids, type=pa.string())
-        return Scanned(pa.chunked_array([queries]), doc_ids, self.values[: self.count], self.hashes[: self.count])
+        return Scanned(pa.chunked_array([dictionary]), doc_ids, self.values[: self.count], self.hashes[: self.count])
 
 
 def _strings(n: int, offsets: np.ndarray, data: np.ndarray) -> pa.StringArray:
