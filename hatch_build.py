@@ -1,15 +1,15 @@
-"""Hatchling build hook: compiles rankgate's optional native TREC scanner.
+"""Hatchling build hook: compiles rankgate's optional native kernels (the TREC scanner, the join).
 
-`src/rankgate/io/_trecscan.c` is plain C (no Python C-API); rankgate loads the built library
-with ctypes by path, as `rankgate/io/_trecscan.so` on Linux and macOS alike.
+`src/rankgate/core/_native.c` is plain C (no Python C-API); rankgate loads the built library
+with ctypes by path (`rankgate.core.native`), as `rankgate/core/_native.so` on Linux and macOS alike.
 
 - wheel: the library is compiled in a temporary folder and added to the wheel, which is then
   tagged for this platform (``py3-none-<platform>``: the library does not depend on Python's ABI);
-- editable install: the library is written in place, atomically, to `src/rankgate/io/_trecscan.so`
+- editable install: the library is written in place, atomically, to `src/rankgate/core/_native.so`
   (the editable wheel puts `src/` on sys.path, so a file inside that wheel would not be found);
 - no compiler, a failed compile, Windows, or ``RANKGATE_NO_NATIVE=1`` at build time: one warning
-  line, and the build succeeds as a pure-Python wheel; rankgate then reads TREC files with its
-  pure-Python/Arrow reader (the same numbers, slower).
+  line, and the build succeeds as a pure-Python wheel; rankgate then reads TREC files and
+  joins with its numpy/Arrow code (the same numbers, slower).
 
 `compile_library` is a plain function, so tests can call it without a build.
 """
@@ -29,14 +29,14 @@ from typing import Any
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
-SOURCE = "src/rankgate/io/_trecscan.c"
-IN_PLACE = "src/rankgate/io/_trecscan.so"
-IN_WHEEL = "rankgate/io/_trecscan.so"
+SOURCE = "src/rankgate/core/_native.c"
+IN_PLACE = "src/rankgate/core/_native.so"
+IN_WHEEL = "rankgate/core/_native.so"
 # Portable and exact IEEE arithmetic: no -march=native, no -ffast-math, and no fused multiply-add
 # (clang, and GCC in its GNU modes, fuse a*b+c on arm64 by default: one rounding instead of two).
 CFLAGS = ("-O2", "-fPIC", "-shared", "-std=c99", "-ffp-contract=off")
 LIBS = ("-lm",)
-FALLBACK = "rankgate will read TREC files with its pure-Python/Arrow reader (same numbers, slower)"
+FALLBACK = "rankgate will read TREC files and join with its numpy/Arrow code (same numbers, slower)"
 COMPILE_TIMEOUT_S = 600
 
 
@@ -115,7 +115,7 @@ def platform_tag(best_matching_tag: str) -> str:
 
 
 class NativeScannerHook(BuildHookInterface):  # type: ignore[type-arg]  # generic in recent hatchling only
-    """Builds `_trecscan.so` into the wheel, or in place for an editable install."""
+    """Builds `_native.so` into the wheel, or in place for an editable install."""
 
     PLUGIN_NAME = "custom"
     _workdir: tempfile.TemporaryDirectory[str] | None = None  # the wheel's library, until the wheel is written
@@ -142,7 +142,7 @@ class NativeScannerHook(BuildHookInterface):  # type: ignore[type-arg]  # generi
                 if best is not None:
                     build_data["tag"] = platform_tag(best())
         if error is not None:
-            self.app.display_warning(f"warning: rankgate's native TREC scanner was not built: {error}; {FALLBACK}")
+            self.app.display_warning(f"warning: rankgate's native kernels were not built: {error}; {FALLBACK}")
 
     def finalize(self, version: str, build_data: dict[str, Any], artifact_path: str) -> None:
         if self._workdir is not None:

@@ -15,7 +15,7 @@ from types import ModuleType
 
 import pytest
 
-from rankgate.io import native_scan
+from rankgate.core import native
 
 pytest.importorskip("hatchling", reason="hatchling is not installed (pip install -e '.[test]')")
 
@@ -63,7 +63,7 @@ def _version(library: Path) -> int:
 
 @pytest.mark.usefixtures("compiler")
 def test_compiled_stub_loads_with_ctypes_and_keeps_ieee_rounding(stub: Path, tmp_path: Path):
-    target = tmp_path / "_trecscan.so"
+    target = tmp_path / "_native.so"
     assert hook.compile_library(stub, target) is None
     assert _version(target) == 1
     madd = ctypes.CDLL(str(target)).rg_madd
@@ -80,9 +80,9 @@ def test_a_failing_or_missing_compiler_is_reported_not_raised(
     cc: str, expected: str, stub: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     monkeypatch.setenv("CC", cc)
-    error = hook.compile_library(stub, tmp_path / "_trecscan.so")
+    error = hook.compile_library(stub, tmp_path / "_native.so")
     assert isinstance(error, str) and expected in error and "\n" not in error
-    assert not (tmp_path / "_trecscan.so").exists()
+    assert not (tmp_path / "_native.so").exists()
 
 
 def test_a_missing_source_is_reported(tmp_path: Path):
@@ -99,23 +99,23 @@ def test_a_compile_error_names_the_compilers_error_line(tmp_path: Path):
 
 @pytest.mark.usefixtures("compiler")
 def test_build_in_place_replaces_the_old_library_and_leaves_no_temporary_file(stub: Path, tmp_path: Path):
-    target = tmp_path / "_trecscan.so"
+    target = tmp_path / "_native.so"
     target.write_bytes(STALE)
     assert hook.build_in_place(stub, target) is None
     assert _version(target) == 1
     assert target.stat().st_mode & 0o777 == 0o755
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["_trecscan.so", "stub.c"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["_native.so", "stub.c"]
 
 
 def test_a_failed_in_place_build_leaves_the_old_file_and_no_temporary_file(
     stub: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     monkeypatch.setenv("CC", "false")
-    target = tmp_path / "_trecscan.so"
+    target = tmp_path / "_native.so"
     target.write_bytes(STALE)
     assert hook.build_in_place(stub, target) is not None
     assert target.read_bytes() == STALE
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["_trecscan.so", "stub.c"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["_native.so", "stub.c"]
 
 
 @pytest.mark.parametrize(
@@ -162,7 +162,7 @@ def _build(project: Path, version: str, out: Path, **options: bool) -> list[str]
 
 def _scanner_entries(wheel: Path) -> list[str]:
     with zipfile.ZipFile(wheel) as archive:
-        return [name for name in archive.namelist() if name.endswith("_trecscan.so")]
+        return [name for name in archive.namelist() if name.endswith("_native.so")]
 
 
 def test_without_a_compiler_the_wheel_is_pure_and_holds_no_library(
@@ -172,14 +172,14 @@ def test_without_a_compiler_the_wheel_is_pure_and_holds_no_library(
     [wheel] = _build(project, "standard", tmp_path / "dist")
     assert wheel.endswith("-py3-none-any.whl")
     assert _scanner_entries(Path(wheel)) == []
-    warnings = [line for line in capsys.readouterr().err.splitlines() if "native TREC scanner" in line]
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "native kernels" in line]
     assert len(warnings) == 1 and hook.FALLBACK in warnings[0]
 
 
 @pytest.mark.usefixtures("compiler")
 def test_an_editable_build_writes_the_library_in_place(project: Path, tmp_path: Path):
     _build(project, "editable", tmp_path / "dist", hooks_only=True)
-    assert _version(project / hook.IN_PLACE) == native_scan._VERSION  # the project's own scanner
+    assert _version(project / hook.IN_PLACE) == native.VERSION  # the project's own scanner
 
 
 def test_an_editable_build_without_a_compiler_removes_a_stale_library(
@@ -209,4 +209,4 @@ def test_pip_wheel_is_platform_tagged_and_holds_one_fresh_library(project: Path,
 
 
 def test_a_missing_folder_is_reported_not_raised(stub: Path, tmp_path: Path):
-    assert hook.build_in_place(stub, tmp_path / "absent" / "_trecscan.so").startswith("cannot write beside ")
+    assert hook.build_in_place(stub, tmp_path / "absent" / "_native.so").startswith("cannot write beside ")

@@ -1,4 +1,4 @@
-"""The native TREC scanner (``_trecscan.c``) reads exactly what the Arrow path reads, or gives up.
+"""The native TREC scanner (``rg_scan`` in ``core/_native.c``) reads exactly what the Arrow path reads, or gives up.
 
 Oracles: the Arrow path itself (the same file read with the scanner switched off), Python's
 ``float`` for every score, and `string_hashes` for every doc-id hash. Random text mixes the
@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hatch_build
+from rankgate.core import native as native_kernels
 from rankgate.core.hashing import string_hashes
 from rankgate.errors import InputError
 from rankgate.io import native_scan, trec
@@ -31,22 +32,22 @@ LAYOUTS = {"run": trec.RUN_LAYOUT, "qrels": trec.QRELS_LAYOUT}
 
 @pytest.fixture(scope="module")
 def library_path(tmp_path_factory):
-    built = native_scan._LIBRARY
+    built = native_kernels.LIBRARY
     if built.exists():
         return built
     if shutil.which(hatch_build.compiler_command()[0]) is None:
         pytest.skip("no C compiler: the native scanner cannot be built here")
-    target = tmp_path_factory.mktemp("native") / "_trecscan.so"
-    error = hatch_build.compile_library(Path(native_scan.__file__).with_name("_trecscan.c"), target)
+    target = tmp_path_factory.mktemp("native") / "_native.so"
+    error = hatch_build.compile_library(native_kernels.LIBRARY.with_name("_native.c"), target)
     assert error is None, error
     return target
 
 
 @pytest.fixture
 def native(library_path, monkeypatch):
-    monkeypatch.setattr(native_scan, "_LIBRARY", library_path)
-    monkeypatch.setattr(native_scan, "_lib", None)
-    assert native_scan.library() is not None
+    monkeypatch.setattr(native_kernels, "LIBRARY", library_path)
+    monkeypatch.setattr(native_kernels, "_lib", None)
+    assert native_kernels.library() is not None
     return native_scan
 
 
@@ -61,7 +62,7 @@ def small_windows(native, monkeypatch):
 def general(path: Path, kind: str, monkeypatch) -> trec.Parsed | InputError:
     """The Arrow path's reading of ``path`` (the scanner switched off)."""
     with monkeypatch.context() as m:
-        m.setattr(native_scan, "_lib", False)
+        m.setattr(native_kernels, "_lib", False)
         try:
             return trec.read(str(path), LAYOUTS[kind], str(path))
         except InputError as e:
@@ -255,7 +256,7 @@ def test_a_large_run_reads_into_the_same_run_both_ways(native, tmp_path, monkeyp
         assert check_file(file, "run", monkeypatch)
         fast = read_run(file, duplicates="max")
         with monkeypatch.context() as m:
-            m.setattr(native_scan, "_lib", False)
+            m.setattr(native_kernels, "_lib", False)
             slow = read_run(file, duplicates="max")
         assert fast.query_ids.to_pylist() == slow.query_ids.to_pylist()
         assert np.array_equal(fast.offsets, slow.offsets)
@@ -277,8 +278,8 @@ def test_errors_name_the_line_as_before(native, tmp_path):
 
 def test_the_general_path_is_used_without_the_library(tmp_path, monkeypatch):
     monkeypatch.setenv("RANKGATE_NATIVE", "0")
-    monkeypatch.setattr(native_scan, "_lib", None)
-    assert native_scan.library() is None
+    monkeypatch.setattr(native_kernels, "_lib", None)
+    assert native_kernels.library() is None
     path = tmp_path / "r.run"
     path.write_text("q1 Q0 d1 1 0.5 t\n")
     assert native_scan.scan(str(path), None, "run") is None

@@ -1,59 +1,34 @@
-"""The native reader of TREC run and qrels files (``_trecscan.c``), when it was built.
+"""The native reader of TREC run and qrels files (``rg_scan`` in `rankgate.core.native`), when it was built.
 
 It reads the three fields rankgate keeps in one pass over the text, on a few threads, and
 hashes the doc ids as it goes (`rankgate.core.hashing.string_hashes`'s hash, which `Run`
 would otherwise compute). It reads only files it reads exactly as the Arrow path does: on
 anything else (non-ASCII bytes, an odd line end, a malformed or short line, a number it does
 not take) it gives up and `rankgate.io.trec` reads the file the general way, which also
-names a bad line. The library is built when rankgate is installed and a C compiler is
-there (hatch_build.py); without it, or with ``RANKGATE_NATIVE=0``, every file takes the
-general path: the same numbers, slower.
+names a bad line. Without the library (`rankgate.core.native`), every file takes the general
+path: the same numbers, slower.
 """
 
 from __future__ import annotations
 
-import ctypes
 import mmap
 import os
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from rankgate.core.columns import intern_ordered, numeric_array
+from rankgate.core.native import library
 from rankgate.core.parallel import WORKERS, parallel_map
 from rankgate.io.source import BOM, DECOMPRESS_ERRORS, open_stream
 
-_VERSION = 3  # rg_scan_version() of the C source this module calls
-_LIBRARY = Path(__file__).with_name("_trecscan.so")
 _WINDOW = 8 << 20  # bytes of text scanned per call
 _LONGEST_LINE = 1 << 20  # a longer line: the general path
 _KIND = {"run": 0, "qrels": 1}
-
-_lib: Any = None
-# rg_scan(text, size, kind, max_rows, then eight output arrays)
-_ARGTYPES: Any = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int, ctypes.c_int64, *[ctypes.c_void_p] * 8]
-
-
-def library() -> Any:
-    """The loaded scanner, or None (not built, built from another version, or ``RANKGATE_NATIVE=0``)."""
-    global _lib
-    if _lib is None:
-        _lib = False
-        if os.environ.get("RANKGATE_NATIVE", "1") != "0" and _LIBRARY.exists():
-            try:
-                lib = ctypes.CDLL(str(_LIBRARY))
-                if lib.rg_scan_version() == _VERSION:
-                    lib.rg_scan.restype = ctypes.c_int
-                    lib.rg_scan.argtypes = _ARGTYPES
-                    _lib = lib
-            except (OSError, AttributeError):
-                _lib = False
-    return _lib or None
 
 
 @dataclass

@@ -1,7 +1,9 @@
-/* A one-pass reader of TREC run and qrels text, loaded with ctypes by rankgate.io.native_scan.
+/* rankgate's native kernels, loaded with ctypes by rankgate.core.native (optional: every caller has a
+ * numpy/Arrow path that gives the same numbers).
  *
- * It reads only the fields rankgate keeps (query id, doc id, score or grade), hashes each doc id
- * as rankgate.core.hashing.string_hashes does, and never builds the fields trec_eval ignores.
+ * rg_scan: a one-pass reader of TREC run and qrels text (rankgate.io.native_scan). It reads only
+ * the fields rankgate keeps (query id, doc id, score or grade), hashes each doc id as
+ * rankgate.core.hashing.string_hashes does, and never builds the fields trec_eval ignores.
  * It takes only text it reads exactly as the Arrow path (rankgate.io.trec) does; anything
  * else (a byte outside printable ASCII, a lone carriage return, a malformed number, a short
  * line, a very long id, ...) stops it with a reason code, and the caller reads the file the
