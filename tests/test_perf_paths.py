@@ -16,6 +16,8 @@ import pytest
 
 import rankgate
 import rankgate.core.columns as columns_module
+import rankgate.core.native as native_module
+import rankgate.core.qrels as qrels_module
 import rankgate.core.run as run_module
 import rankgate.core.run_scan as scan_module
 import rankgate.evaluation.join as join_module
@@ -137,8 +139,9 @@ def test_filtered_join_equals_unfiltered_and_reference(seed, monkeypatch):
         patch.setattr(run_module, "string_hashes", _constant_hashes)
         patch.setattr(scan_module, "string_hashes", _constant_hashes)
         patch.setattr(columns_module, "string_hashes", _constant_hashes)
+        patch.setattr(qrels_module, "string_hashes", _constant_hashes)
         colliding = Run.from_dict(run_map)
-        colliding_result = rankgate.evaluate(qrels, colliding, MEASURES)
+        colliding_result = rankgate.evaluate(Qrels.from_dict(qrels_map), colliding, MEASURES)
     assert colliding.self_matches == run.self_matches
     for res in (rankgate.evaluate(qrels, unfiltered, MEASURES), colliding_result):
         assert res.query_ids == filtered.query_ids
@@ -164,6 +167,13 @@ def _doc_blind_hashes(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return np.full(len(values), 7, dtype=np.uint64)
 
 
+@pytest.fixture
+def numpy_join(monkeypatch):
+    """The numpy join: the native kernels switched off."""
+    monkeypatch.setattr(native_module, "_lib", False)
+
+
+@pytest.mark.usefixtures("numpy_join")
 @pytest.mark.parametrize("hashes", [_length_hashes, _doc_blind_hashes])
 def test_hash_join_falls_back_when_hashes_collide(hashes, monkeypatch):
     qrels_map, run_map = _big_collection(7)
@@ -186,6 +196,7 @@ def test_hash_join_falls_back_when_hashes_collide(hashes, monkeypatch):
         assert got.values.tobytes() == expected.values.tobytes()
 
 
+@pytest.mark.usefixtures("numpy_join")
 def test_hash_join_is_used_when_hashes_do_not_collide(monkeypatch):
     qrels_map, run_map = _big_collection(8)
 
@@ -197,6 +208,7 @@ def test_hash_join_is_used_when_hashes_do_not_collide(monkeypatch):
     assert res.queries["evaluated"] == len(qrels_map)
 
 
+@pytest.mark.usefixtures("numpy_join")
 @pytest.mark.parametrize("hashes", [None, _length_hashes])
 def test_hash_join_over_every_row_in_slices_equals_the_exact_join(hashes, monkeypatch):
     """Judged pairs too many for the filter (BEIR-like): the hash join goes over every row, slice by
@@ -220,6 +232,74 @@ def test_hash_join_over_every_row_in_slices_equals_the_exact_join(hashes, monkey
     rows, qrel_rows = join_module.join(qrels, run)
     assert exact_calls == ([] if hashes is None else [1])
     assert rows.tolist() == expected_rows.tolist() and qrel_rows.tolist() == expected_qrels.tolist()
+
+
+def _rechunked(column: pa.ChunkedArray, sizes: list[int]) -> pa.ChunkedArray:
+    """The same strings in chunks of ``sizes`` rows, each a slice of a larger array (offset != 0)."""
+    values = column.to_pylist()
+    chunks, at = [], 0
+    for size in sizes:
+        part = values[at : at + size]
+        at += size
+        chunks.append(pa.array(["pad-a", "pad-b", *part, "pad-c"], type=pa.string()).slice(2, len(part)))
+    chunks.append(pa.array(values[at:], type=pa.string()))
+    return pa.chunked_array(chunks, type=pa.string())
+
+
+@pytest.fixture
+def native_join():
+    if native_module.library() is None:
+        pytest.skip("the native kernels are not built here")
+
+
+@pytest.mark.usefixtures("native_join")
+@pytest.mark.parametrize("seed", range(4))
+def test_the_native_join_equals_the_exact_join(seed, monkeypatch):
+    """Random collections (queries only in the run or only in the qrels, negative grades), doc ids in
+    many sliced chunks, the kernel called on a few queries at a time, and every hash made equal:
+    the same rows as the exact join on interned ids, in the same order."""
+    qrels_map, run_map = _big_collection(seed + 20)
+    qrels, run = Qrels.from_dict(qrels_map), Run.from_dict(run_map)
+    expected_rows, expected_qrels = join_module._join_exact(qrels, run, None)
+    assert len(expected_rows) > 50
+    called = []
+    real = join_module._join_native
+
+    def native_only(q, r):
+        found = real(q, r)
+        assert found is not None
+        called.append(1)
+        return found
+
+    monkeypatch.setattr(join_module, "_join_native", native_only)
+    monkeypatch.setattr(join_module, "_NATIVE_SLICE_ROWS", 301)  # a few queries per call
+    rows, qrel_rows = join_module.join(qrels, run)
+    assert rows.tolist() == expected_rows.tolist() and qrel_rows.tolist() == expected_qrels.tolist()
+
+    run.doc_ids = _rechunked(run.doc_ids, [1, 0, 2999, 57, 4000])
+    qrels.doc_ids = _rechunked(qrels.doc_ids, [3, 100, 1])
+    run._doc_hash_high = np.zeros(run.num_rows, dtype=np.uint32)  # every doc id "collides"
+    qrels.doc_hash_high = np.zeros(qrels.num_rows, dtype=np.uint32)
+    rows, qrel_rows = join_module.join(qrels, run)
+    assert rows.tolist() == expected_rows.tolist() and qrel_rows.tolist() == expected_qrels.tolist()
+    assert called == [1, 1]
+
+
+@pytest.mark.usefixtures("native_join")
+def test_the_native_join_gives_the_same_results_as_the_numpy_join(monkeypatch):
+    qrels_map, run_map = _big_collection(31)
+    native = rankgate.evaluate(qrels_map, run_map, MEASURES)
+    monkeypatch.setattr(native_module, "_lib", False)
+    plain = rankgate.evaluate(qrels_map, run_map, MEASURES)
+    assert native.query_ids == plain.query_ids and native.values.tobytes() == plain.values.tobytes()
+
+
+def test_the_native_join_leaves_columns_it_cannot_read_to_numpy():
+    run = Run.from_dict({"q1": {"d1": 1.0, "d2": 0.5}})
+    qrels = Qrels.from_dict({"q1": {"d2": 1}})
+    run.doc_ids = pa.chunked_array([pa.array(["d1", "d2"], type=pa.large_string())])
+    assert join_module._join_native(qrels, run) is None
+    assert native_module.string_chunks(pa.chunked_array([pa.array(["a", None])])) is None
 
 
 def test_evaluate_does_not_build_the_ranking_permutation():

@@ -9,6 +9,11 @@
  * line, a very long id, ...) stops it with a reason code, and the caller reads the file the
  * general way, which also names the bad line. So a number from here is never different.
  *
+ * rg_join: which run rows are judged (rankgate.evaluation.join), query by query: each query's
+ * judgments go into a small hash table keyed by the doc ids' hashes, its run rows are looked up
+ * in it, and every hash match is checked on the strings themselves (the answer never depends on
+ * a hash).
+ *
  * Plain C99, no Python API: ctypes releases the GIL while it runs, so windows of a file are
  * read on several threads.
  */
@@ -32,7 +37,7 @@
 static const uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL;
 static const uint64_t MIX = 0xFF51AFD7ED558CCDULL;
 
-int rg_scan_version(void) { return 3; }
+int rg_scan_version(void) { return 4; }
 
 
 /* Whitespace inside a line, as trec_eval's isspace less the line ends. */
@@ -376,5 +381,109 @@ stop:
     free(queries.hashes);
     counts[4] = lines;
     counts[5] = at;
+    return status;
+}
+
+
+/* ---- rg_join: the judged rows of a run, query by query ---------------------------------------- */
+
+/* A column of strings held as Arrow chunks: chunk c holds rows [starts[c], starts[c + 1]), its
+ * string i spanning data[c][offsets[c][i]] to data[c][offsets[c][i + 1]] (int32 offsets, already
+ * moved to the chunk's own first row). */
+typedef struct {
+    int64_t chunks;
+    const int64_t *starts;
+    const int32_t *const *offsets;
+    const uint8_t *const *data;
+} Strings;
+
+static inline const uint8_t *string_at(const Strings *s, int64_t row, int64_t *length) {
+    int64_t lo = 0, hi = s->chunks - 1; /* the chunk holding row: starts[lo] <= row < starts[lo + 1] */
+    while (lo < hi) {
+        int64_t mid = (lo + hi + 1) / 2;
+        if (s->starts[mid] <= row)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    int64_t i = row - s->starts[lo];
+    const int32_t *offsets = s->offsets[lo];
+    *length = offsets[i + 1] - offsets[i];
+    return s->data[lo] + offsets[i];
+}
+
+static inline int same_string(const Strings *a, int64_t row_a, const Strings *b, int64_t row_b) {
+    int64_t na, nb;
+    const uint8_t *pa = string_at(a, row_a, &na), *pb = string_at(b, row_b, &nb);
+    return na == nb && memcmp(pa, pb, (size_t)na) == 0;
+}
+
+/* A hash word's slot in a table of 2**bits (the top bits of a multiplicative mix). */
+static inline int64_t slot_of(uint32_t h, int bits) { return (int64_t)((uint32_t)(h * 0x9E3779B1u) >> (32 - bits)); }
+
+/* For run queries [first, last): each run query q's rows [run_offsets[q], run_offsets[q + 1]) are
+ * joined with the judgments of qrels query judged_query[q] (-1: none), rows
+ * [qrels_offsets[j], qrels_offsets[j + 1]). run_high and qrels_high are the high 32 bits of each
+ * row's doc-id hash (rankgate.core.hashing.high_words of string_hashes): equal ids, equal words.
+ *
+ * Out: the matching run rows (ascending) and their qrels rows, at most capacity of them; counts[0]
+ * says how many. Returns RG_OK, or RG_CAPACITY (output or memory short: the caller's numpy path). */
+int rg_join(int64_t first, int64_t last, const int64_t *run_offsets, const int32_t *judged_query,
+            const int64_t *qrels_offsets, const uint32_t *run_high, const uint32_t *qrels_high,
+            int64_t run_chunks, const int64_t *run_starts, const int32_t *const *run_offsets_of_chunk,
+            const uint8_t *const *run_data, int64_t qrels_chunks, const int64_t *qrels_starts,
+            const int32_t *const *qrels_offsets_of_chunk, const uint8_t *const *qrels_data, int64_t capacity,
+            int32_t *out_run, int32_t *out_qrels, int64_t *counts) {
+    const Strings run = {run_chunks, run_starts, run_offsets_of_chunk, run_data};
+    const Strings qrels = {qrels_chunks, qrels_starts, qrels_offsets_of_chunk, qrels_data};
+    int64_t widest = 0; /* the most judgments of one query: sizes the table once */
+    for (int64_t q = first; q < last; q++) {
+        int32_t j = judged_query[q];
+        if (j >= 0 && qrels_offsets[j + 1] - qrels_offsets[j] > widest) widest = qrels_offsets[j + 1] - qrels_offsets[j];
+    }
+    int64_t size = 16;
+    while (size < 2 * widest) size *= 2;
+    int32_t *slots = calloc((size_t)size, sizeof(int32_t)); /* judgment's row - its query's first + 1; 0: empty */
+    if (!slots) return RG_CAPACITY;
+    int64_t found = 0;
+    int status = RG_OK;
+    for (int64_t q = first; q < last && status == RG_OK; q++) {
+        int32_t j = judged_query[q];
+        if (j < 0) continue;
+        int64_t qa = qrels_offsets[j], qb = qrels_offsets[j + 1];
+        if (qb == qa) continue;
+        if (qb - qa > ((int64_t)1 << 30)) {
+            status = RG_CAPACITY;
+            break;
+        }
+        int bits = 4; /* a table at most half full */
+        while (((int64_t)1 << bits) < 2 * (qb - qa)) bits++;
+        const int64_t mask = ((int64_t)1 << bits) - 1;
+        memset(slots, 0, (size_t)(mask + 1) * sizeof(int32_t));
+        for (int64_t k = qa; k < qb; k++) {
+            int64_t i = slot_of(qrels_high[k], bits);
+            while (slots[i]) i = (i + 1) & mask;
+            slots[i] = (int32_t)(k - qa + 1);
+        }
+        for (int64_t r = run_offsets[q]; r < run_offsets[q + 1]; r++) {
+            uint32_t h = run_high[r];
+            int64_t i = slot_of(h, bits);
+            for (; slots[i]; i = (i + 1) & mask) {
+                int64_t k = qa + slots[i] - 1;
+                if (qrels_high[k] != h || !same_string(&run, r, &qrels, k)) continue;
+                if (found >= capacity) {
+                    status = RG_CAPACITY;
+                    break;
+                }
+                out_run[found] = (int32_t)r;
+                out_qrels[found] = (int32_t)k;
+                found++;
+                break; /* judgments are unique within a query */
+            }
+            if (status != RG_OK) break;
+        }
+    }
+    free(slots);
+    counts[0] = found;
     return status;
 }

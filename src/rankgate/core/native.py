@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import ctypes
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-VERSION = 3  # rg_scan_version() of the C source this package calls
+import numpy as np
+import pyarrow as pa
+
+VERSION = 4  # rg_scan_version() of the C source this package calls
 LIBRARY = Path(__file__).with_name("_native.so")
 
 _lib: Any = None
@@ -24,7 +28,43 @@ _I64 = ctypes.c_int64
 SIGNATURES: dict[str, list[Any]] = {
     # rg_scan(text, size, kind, max_rows, then eight output arrays)
     "rg_scan": [_P, _I64, ctypes.c_int, _I64, *[_P] * 8],
+    # rg_join(first, last, run offsets, judged query, qrels offsets, run high, qrels high,
+    #         run strings (chunks, starts, offsets, data), qrels strings (same), capacity, out run, out qrels, counts)
+    "rg_join": [_I64, _I64, *[_P] * 5, _I64, *[_P] * 3, _I64, *[_P] * 3, _I64, *[_P] * 3],
 }
+
+
+@dataclass
+class StringChunks:
+    """An Arrow string column as the kernels read it: each chunk's first row (and the total), and
+    the addresses of its int32 offsets (at its own first row) and of its bytes. ``keep`` holds the
+    chunks, so the addresses stay valid while this value lives."""
+
+    count: int
+    starts: np.ndarray  # int64, chunks + 1
+    offsets: np.ndarray  # uint64 addresses
+    data: np.ndarray  # uint64 addresses
+    keep: list[pa.Array]
+
+    def arguments(self) -> tuple[int, int, int, int]:
+        return self.count, self.starts.ctypes.data, self.offsets.ctypes.data, self.data.ctypes.data
+
+
+def string_chunks(column: pa.ChunkedArray | pa.Array) -> StringChunks | None:
+    """`StringChunks` of ``column``, or None when the kernels cannot read it (not plain ``string``
+    chunks, or nulls)."""
+    chunks = [c for c in (column.chunks if isinstance(column, pa.ChunkedArray) else [column]) if len(c)]
+    if any(c.type != pa.string() or c.null_count for c in chunks):
+        return None
+    if not chunks:  # the kernels index at least one chunk
+        chunks = [pa.array([""], type=pa.string())]
+        starts = np.zeros(2, dtype=np.int64)
+    else:
+        starts = np.zeros(len(chunks) + 1, dtype=np.int64)
+        np.cumsum([len(c) for c in chunks], out=starts[1:])
+    offsets = np.array([c.buffers()[1].address + 4 * c.offset for c in chunks], dtype=np.uint64)
+    data = np.array([c.buffers()[2].address if c.buffers()[2] is not None else 0 for c in chunks], dtype=np.uint64)
+    return StringChunks(len(chunks), starts, offsets, data, chunks)
 
 
 def library() -> Any:

@@ -16,6 +16,7 @@ from rankgate.core.columns import (
     group_offsets,
     take_rows,
 )
+from rankgate.core.hashing import high_words, string_hashes
 from rankgate.core.ids import RowLocator, check_ids, default_locator, intern_query_ids, mapping_locator
 from rankgate.errors import DuplicateError, InputError
 
@@ -28,6 +29,8 @@ class Qrels:
     except Judged@k and Bpref, which treat them as unjudged (trec_eval's convention).
 
     Rows are grouped by query (query ids in byte order), input order within a query.
+    ``doc_hashes`` are `rankgate.core.hashing.string_hashes` of ``doc_ids``, when the caller has
+    them (the native TREC reader makes them as it reads): they are not computed again.
     """
 
     def __init__(
@@ -39,6 +42,7 @@ class Qrels:
         source: str | None = None,
         duplicates: str = "error",
         locate: RowLocator | None = None,
+        doc_hashes: np.ndarray | None = None,
     ) -> None:
         if duplicates not in DUPLICATE_POLICIES:
             raise ValueError(
@@ -68,18 +72,22 @@ class Qrels:
                 remedy="pass duplicates='first' or 'max' (CLI: --duplicates) to keep one",
             )
 
-        keep = duplicate_keep_mask(codes, dcol, grade, duplicates, describe)
+        hashes = string_hashes(dcol) if doc_hashes is None else doc_hashes
+        high = high_words(hashes)  # kept for the join
+        keep = duplicate_keep_mask(codes, dcol, grade, duplicates, describe, key_hashes=hashes)  # consumes them
+        del hashes
         if keep is not None:
             idx = np.flatnonzero(keep)
-            codes, grade, dcol = codes[idx], grade[idx], take_rows(dcol, idx)
+            codes, grade, dcol, high = codes[idx], grade[idx], take_rows(dcol, idx), high[idx]
         if len(codes) and not (codes[1:] >= codes[:-1]).all():  # group by query, input order within
             order = np.argsort(codes, kind="stable")
-            codes, grade = codes[order], grade[order]
+            codes, grade, high = codes[order], grade[order], high[order]
             dcol = take_rows(dcol, order)
         self.offsets: np.ndarray = group_offsets(codes, len(self.query_ids))
         self.query_codes: np.ndarray = codes
         self.doc_ids: pa.ChunkedArray = dcol
         self.grades: np.ndarray = grade
+        self.doc_hash_high: np.ndarray = high  # `high_words` of each row's doc-id hash
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], **kwargs: Any) -> Qrels:

@@ -202,6 +202,14 @@ def _tie_groups(r: Run, rows: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray
     return first[g] - r.offsets[codes], size[g]
 
 
+def _ordered(query: np.ndarray, rank: np.ndarray) -> bool:
+    """Whether rows are already by (query, rank): queries ascending, ranks ascending within each."""
+    if len(query) < 2:
+        return True
+    step = np.diff(query)
+    return bool((step >= 0).all() and ((step > 0) | (rank[1:] > rank[:-1])).all())
+
+
 def _judged_rows(plan: _QueryPlan, q: Qrels, r: Run, ties: str, *, tie_groups: bool = False) -> _Judged:
     rows, qrel_rows = join(q, r)
     codes = r.query_codes[rows]
@@ -212,8 +220,12 @@ def _judged_rows(plan: _QueryPlan, q: Qrels, r: Run, ties: str, *, tie_groups: b
     keep = query >= 0
     rows, codes, query, qrel_rows = rows[keep], codes[keep], query[keep], qrel_rows[keep]
     rank = r.ranks(rows, codes, ties)
-    order = np.lexsort((rank, query))
-    out = _Judged(query=query[order], rank=rank[order], grade=q.grades[qrel_rows[order]])
+    if _ordered(query, rank):  # the usual case: run and qrels list their queries in the same (byte) order
+        out = _Judged(query=query, rank=rank, grade=q.grades[qrel_rows])
+        order: np.ndarray | slice = slice(None)
+    else:
+        order = np.lexsort((rank, query))
+        out = _Judged(query=query[order], rank=rank[order], grade=q.grades[qrel_rows[order]])
     if tie_groups:
         first, size = _tie_groups(r, rows[order], codes[order])
         out.tie_first, out.tie_size = first.astype(np.int64), size.astype(np.int64)

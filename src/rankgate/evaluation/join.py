@@ -1,6 +1,8 @@
 """Which run rows are judged: the join of a `Run` with its `Qrels` on (query, doc).
 
-The run's doc-id hashes, kept from duplicate detection, pick the candidate rows without
+With the native kernels (`rankgate.core.native`), query by query: each query's judgments in a
+small hash table keyed by the doc-id hashes that `Run` and `Qrels` keep, its run rows looked up
+in it, every hash match checked on the strings. Without them, in numpy: the run's doc-id hashes, kept from duplicate detection, pick the candidate rows without
 reading a string (`Run.candidate_rows`; every row when the judged pairs are too many for that
 filter); their (query, doc) pairs are matched on 64-bit hashes, and every match is then
 checked on the strings themselves. If two judgments share
@@ -10,10 +12,13 @@ depends on a hash.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from rankgate.core import native
 from rankgate.core.columns import column_to_numpy, concat_releasing, indices, intern, release_unused, take_rows
 from rankgate.core.hashing import string_hashes
 from rankgate.core.parallel import parallel_map
@@ -31,6 +36,9 @@ def join(q: Qrels, r: Run) -> tuple[np.ndarray, np.ndarray]:
     empty = np.zeros(0, dtype=np.int64)
     if q.num_rows == 0 or r.num_rows == 0:
         return empty, empty
+    found = _join_native(q, r)
+    if found is not None:
+        return found
     judged_queries = q.query_ids.take(indices(q.query_codes))
     candidate = r.candidate_rows(judged_queries, q.doc_ids)  # a superset of the judged pairs
     found = _join_by_hash(q, r, candidate)
@@ -38,6 +46,54 @@ def join(q: Qrels, r: Run) -> tuple[np.ndarray, np.ndarray]:
         found = _join_exact(q, r, candidate)
     release_unused()  # the slices' temporaries, spread over the threads' heaps
     return found
+
+
+_NATIVE_SLICE_ROWS = 1 << 18  # run rows per kernel call (whole queries): the slices share the threads
+
+
+def _join_native(q: Qrels, r: Run) -> tuple[np.ndarray, np.ndarray] | None:
+    """`join` by the native kernel (int32 rows), or None where it does not apply (no library, 2**31
+    rows or more, doc-id columns it cannot read)."""
+    lib = native.library()
+    if lib is None or max(r.num_rows, q.num_rows) >= 2**31:
+        return None
+    run_docs, qrels_docs = native.string_chunks(r.doc_ids), native.string_chunks(q.doc_ids)
+    if run_docs is None or qrels_docs is None:
+        return None
+    judged_query = index_in(r.query_ids, q.query_ids).astype(np.int32, copy=False)
+    run_offsets = np.ascontiguousarray(r.offsets, dtype=np.int64)
+    qrels_offsets = np.ascontiguousarray(q.offsets, dtype=np.int64)
+    run_high = np.ascontiguousarray(r.doc_hash_high, dtype=np.uint32)
+    qrels_high = np.ascontiguousarray(q.doc_hash_high, dtype=np.uint32)
+    judged = np.where(judged_query >= 0, np.diff(qrels_offsets)[np.maximum(judged_query, 0)], 0)
+    judged = np.minimum(judged, np.diff(run_offsets))  # at most one match per judgment and per run row
+    cuts = np.searchsorted(run_offsets, np.arange(0, r.num_rows, _NATIVE_SLICE_ROWS)[1:])
+    bounds = np.unique(np.concatenate([[0], cuts, [r.num_queries]])).tolist()
+    fixed = (
+        run_offsets.ctypes.data,
+        judged_query.ctypes.data,
+        qrels_offsets.ctypes.data,
+        run_high.ctypes.data,
+        qrels_high.ctypes.data,
+        *run_docs.arguments(),
+        *qrels_docs.arguments(),
+    )
+
+    def match(first: int, last: int) -> tuple[np.ndarray, np.ndarray] | None:
+        capacity = int(judged[first:last].sum())
+        run_rows, qrel_rows = np.empty(capacity, dtype=np.int32), np.empty(capacity, dtype=np.int32)
+        counts = np.zeros(1, dtype=np.int64)
+        outputs = (run_rows.ctypes.data, qrel_rows.ctypes.data, counts.ctypes.data)
+        if lib.rg_join(first, last, *fixed, capacity, *outputs) != 0:
+            return None
+        n = int(counts[0])
+        return run_rows[:n].copy(), qrel_rows[:n].copy()
+
+    parts = parallel_map(lambda b: match(*b), itertools.pairwise(bounds))
+    if any(p is None for p in parts):
+        return None
+    done = [p for p in parts if p is not None]
+    return concat_releasing([p[0] for p in done], np.int32), concat_releasing([p[1] for p in done], np.int32)
 
 
 _PAIR = np.uint64(0xC2B2AE3D27D4EB4F)  # odd: mixes a query's hash into its docs' hashes

@@ -88,7 +88,15 @@ def read_qrels(
     if fmt == "trec":
         parsed = trec.read(source, trec.QRELS_LAYOUT, source)
         t = parsed.table
-        qrels = Qrels(t["qid"], t["docid"], parsed.values, source=source, duplicates=duplicates, locate=parsed.locate)
+        qrels = Qrels(
+            t["qid"],
+            t["docid"],
+            parsed.values,
+            source=source,
+            duplicates=duplicates,
+            locate=parsed.locate,
+            doc_hashes=parsed.doc_hashes,
+        )
         del parsed, t
         release_unused()
         return qrels
