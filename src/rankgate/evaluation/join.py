@@ -1,13 +1,13 @@
 """Which run rows are judged: the join of a `Run` with its `Qrels` on (query, doc).
 
 With the native kernels (`rankgate.core.native`), query by query: each query's judgments in a
-small hash table keyed by the doc-id hashes that `Run` and `Qrels` keep, its run rows looked up
-in it, every hash match checked on the strings. Without them, in numpy: the run's doc-id hashes, kept from duplicate detection, pick the candidate rows without
-reading a string (`Run.candidate_rows`; every row when the judged pairs are too many for that
-filter); their (query, doc) pairs are matched on 64-bit hashes, and every match is then
-checked on the strings themselves. If two judgments share
-a hash, or a check fails, the exact join on interned ids takes over, so the answer never
-depends on a hash.
+small hash table keyed by the doc-id hash words that `Run` and `Qrels` keep, its run rows looked
+up in it, every hash match checked on the strings. Without them, in numpy: the run's doc-id
+hashes, kept from duplicate detection, pick the candidate rows without reading a string
+(`Run.candidate_rows`; every row when the judged pairs are too many for that filter); their
+(query, doc) pairs are matched on 64-bit hashes, and every match is then checked on the strings
+themselves. If two judgments share a hash, or a check fails, the exact join on interned ids takes
+over, so the answer never depends on a hash.
 """
 
 from __future__ import annotations
