@@ -487,3 +487,347 @@ int rg_join(int64_t first, int64_t last, const int64_t *run_offsets, const int32
     counts[0] = found;
     return status;
 }
+
+
+/* ---- kernels for scattered runs: rows grouped by query and sorted by score, strings gathered ---- */
+
+/* Each call works on its own range of rows (or of queries), so slices of a column run on a few
+ * threads and the result does not depend on them.
+ *
+ * rg_take_string_lengths, rg_take_string_bytes: strings gathered by a row permutation into one
+ * Arrow string array (rankgate.core.gather.take_rows). Their reads are random (rows in no order):
+ * each loop asks for the memory of the row AHEAD rows on before it needs it, so many cache misses
+ * wait at once instead of one after the other.
+ *
+ * rg_count_codes to rg_permute_strings: a shuffled run put in `Run`'s order (query code, then
+ * score descending, file order among equal scores) without random reads (rankgate.core.scattered);
+ * see "Grouping a shuffled run" below. */
+
+#define RG_RANGE 9 /* a code or row outside its column */
+#define AHEAD 16   /* rows read ahead */
+#define RING 64    /* a power of two above 2 * AHEAD: what the rows ahead found */
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)0)
+#endif
+
+/* The chunk holding row: the last c with starts[c] <= row (no branch on the row: rows come in no
+ * order, and a mispredicted branch would drop the reads in flight). */
+static inline int64_t chunk_of(const Strings *s, int64_t row) {
+    int64_t base = 0, length = s->chunks;
+    while (length > 1) {
+        int64_t half = length / 2;
+        base = s->starts[base + half] <= row ? base + half : base;
+        length -= half;
+    }
+    return base;
+}
+
+/* Where string row's two offsets are. */
+static inline const int32_t *offsets_at(const Strings *s, int64_t row, int64_t *chunk) {
+    *chunk = chunk_of(s, row);
+    return s->offsets[*chunk] + (row - s->starts[*chunk]);
+}
+
+/* rg_take_string_lengths: the first of two passes gathering strings by rows into one Arrow string
+ * array: out_offsets[i + 1] = the length of string rows[i], for i in [lo, hi); totals[0] = their
+ * sum. Returns RG_OK, or RG_RANGE when a row is outside [0, starts[chunks]). */
+int rg_take_string_lengths(int64_t lo, int64_t hi, const int32_t *rows, int64_t chunks, const int64_t *starts,
+                           const int32_t *const *offsets, const uint8_t *const *data, int32_t *out_offsets,
+                           int64_t *totals) {
+    const Strings s = {chunks, starts, offsets, data};
+    for (int64_t i = lo; i < hi; i++)
+        if (rows[i] < 0 || rows[i] >= starts[chunks]) return RG_RANGE;
+    const int32_t *found[RING];
+    int64_t chunk, total = 0;
+    for (int64_t j = lo; j < hi + AHEAD; j++) {
+        if (j < hi) {
+            found[j & (RING - 1)] = offsets_at(&s, rows[j], &chunk);
+            PREFETCH(found[j & (RING - 1)]);
+        }
+        int64_t i = j - AHEAD;
+        if (i >= lo) {
+            const int32_t *at = found[i & (RING - 1)];
+            out_offsets[i + 1] = at[1] - at[0];
+            total += at[1] - at[0];
+        }
+    }
+    totals[0] = total;
+    return RG_OK;
+}
+
+/* rg_take_string_bytes: the second pass, for the rows [lo, hi) whose lengths the first pass wrote:
+ * their strings copied to out_data from byte base on (the lengths of the rows before lo), and the
+ * lengths turned into offsets. Two stages ahead: a row's offsets, then its bytes. */
+int rg_take_string_bytes(int64_t lo, int64_t hi, const int32_t *rows, int64_t chunks, const int64_t *starts,
+                         const int32_t *const *offsets, const uint8_t *const *data, int64_t base,
+                         int32_t *out_offsets, uint8_t *out_data) {
+    const Strings s = {chunks, starts, offsets, data};
+    const int32_t *found[RING];
+    int64_t chunk_of_row[RING];
+    const uint8_t *bytes[RING];
+    int64_t at = base;
+    for (int64_t j = lo; j < hi + 2 * AHEAD; j++) {
+        if (j < hi) {
+            found[j & (RING - 1)] = offsets_at(&s, rows[j], &chunk_of_row[j & (RING - 1)]);
+            PREFETCH(found[j & (RING - 1)]);
+        }
+        int64_t k = j - AHEAD;
+        if (k >= lo && k < hi) {
+            bytes[k & (RING - 1)] = data[chunk_of_row[k & (RING - 1)]] + found[k & (RING - 1)][0];
+            PREFETCH(bytes[k & (RING - 1)]);
+        }
+        int64_t i = j - 2 * AHEAD;
+        if (i >= lo) {
+            int64_t length = out_offsets[i + 1];
+            memcpy(out_data + at, bytes[i & (RING - 1)], (size_t)length);
+            at += length;
+            out_offsets[i + 1] = (int32_t)at;
+        }
+    }
+    return RG_OK;
+}
+
+/* A score as a key whose ascending order is Arrow's descending order of the scores: -0.0 equal to
+ * 0.0, and NaN (every NaN alike) after every number. */
+static inline uint64_t descending_key(double score) {
+    if (score != score) return UINT64_MAX;
+    if (score == 0.0) score = 0.0; /* -0.0 */
+    uint64_t u;
+    memcpy(&u, &score, sizeof u);
+    uint64_t ascending = (u >> 63) ? ~u : u | ((uint64_t)1 << 63);
+    return ~ascending; /* below UINT64_MAX for every number */
+}
+
+/* keys[0, m) sorted ascending, stable, rows moved with them: for a few keys. */
+static void insertion_sort(uint64_t *keys, int32_t *rows, int64_t m) {
+    for (int64_t i = 1; i < m; i++) {
+        uint64_t k = keys[i];
+        int32_t r = rows[i];
+        int64_t j = i;
+        for (; j > 0 && keys[j - 1] > k; j--) {
+            keys[j] = keys[j - 1];
+            rows[j] = rows[j - 1];
+        }
+        keys[j] = k;
+        rows[j] = r;
+    }
+}
+
+#define MAX_BUCKETS 2048
+#define MAX_LEVELS 17 /* each level divides the keys' range by 16 at least: 64 bits in 16 levels */
+
+/* keys[0, m) sorted, stable: one pass into about m buckets (up to MAX_BUCKETS), each an equal part
+ * of the keys' range (a query's scores spread over it, so most buckets hold a key or two), then
+ * each bucket on its own, the same way. spare_*: room for m; ends: room for MAX_LEVELS *
+ * MAX_BUCKETS. */
+static void sort_keys(uint64_t *keys, int32_t *rows, int64_t m, uint64_t *spare_keys, int32_t *spare_rows,
+                      int32_t *ends) {
+    if (m <= 16) {
+        insertion_sort(keys, rows, m);
+        return;
+    }
+    uint64_t least = keys[0], most = keys[0];
+    for (int64_t i = 1; i < m; i++) {
+        least = keys[i] < least ? keys[i] : least;
+        most = keys[i] > most ? keys[i] : most;
+    }
+    if (least == most) return; /* all equal: already in order */
+    int64_t buckets = 16;
+    while (buckets < m && buckets < MAX_BUCKETS) buckets *= 2;
+    int shift = 0;
+    while (((most - least) >> shift) >= (uint64_t)buckets) shift++;
+    memset(ends, 0, (size_t)buckets * sizeof(int32_t));
+    for (int64_t i = 0; i < m; i++) ends[(keys[i] - least) >> shift]++;
+    for (int64_t v = 1; v < buckets; v++) ends[v] += ends[v - 1];
+    for (int64_t i = m - 1; i >= 0; i--) { /* back to front: each bucket keeps its rows' order */
+        int64_t to = --ends[(keys[i] - least) >> shift];
+        spare_keys[to] = keys[i];
+        spare_rows[to] = rows[i];
+    }
+    for (int64_t v = 0; v < buckets; v++) { /* ends[v] is now bucket v's start */
+        int64_t start = ends[v], stop = v + 1 < buckets ? ends[v + 1] : m;
+        if (stop - start > 1)
+            sort_keys(spare_keys + start, spare_rows + start, stop - start, keys + start, rows + start, ends + buckets);
+    }
+    memcpy(keys, spare_keys, (size_t)m * sizeof(uint64_t));
+    memcpy(rows, spare_rows, (size_t)m * sizeof(int32_t));
+}
+
+/* Grouping a shuffled run by query in streaming passes instead of random reads. Queries are taken
+ * in parts of 2**shift codes (at most a few hundred parts): each slice of the file counts its rows
+ * by code (rg_count_codes, rg_count_code_bytes), then copies them, in file order, to their part's
+ * place (rg_partition_words, rg_partition_strings: sequential reads, one write position per part,
+ * few enough for the caches); each part, small enough for the cache, is then grouped by code,
+ * each query's rows sorted by score, and its columns permuted (rg_sort_parts, rg_permute_strings).
+ * Part p holds codes [p << shift, (p + 1) << shift) and rows [part_starts[p], part_starts[p + 1]). */
+
+/* rg_count_codes: counts[c] = the rows r in [lo, hi) with codes[r] == c, for c in [0, n_codes).
+ * Returns RG_OK, or RG_RANGE for a code outside [0, n_codes). */
+int rg_count_codes(int64_t lo, int64_t hi, const int32_t *codes, int64_t n_codes, int64_t *counts) {
+    memset(counts, 0, (size_t)n_codes * sizeof(int64_t));
+    for (int64_t r = lo; r < hi; r++) {
+        if (codes[r] < 0 || codes[r] >= n_codes) return RG_RANGE;
+        counts[codes[r]]++;
+    }
+    return RG_OK;
+}
+
+/* rg_count_code_bytes: bytes[c] = the bytes of the strings of rows r in [lo, hi) with codes[r] ==
+ * c (codes checked by rg_count_codes). */
+int rg_count_code_bytes(int64_t lo, int64_t hi, const int32_t *codes, int64_t n_codes, int64_t chunks,
+                        const int64_t *starts, const int32_t *const *offsets, const uint8_t *const *data,
+                        int64_t *bytes) {
+    const Strings s = {chunks, starts, offsets, data};
+    memset(bytes, 0, (size_t)n_codes * sizeof(int64_t));
+    int64_t chunk = lo < hi ? chunk_of(&s, lo) : 0;
+    for (int64_t r = lo; r < hi; r++) {
+        while (r >= starts[chunk + 1]) chunk++;
+        const int32_t *at = offsets[chunk] + (r - starts[chunk]);
+        bytes[codes[r]] += at[1] - at[0];
+    }
+    return RG_OK;
+}
+
+/* rg_partition_words: each row r in [lo, hi) copied to place next[codes[r] >> shift]++ of out_a,
+ * of out_b when b is not NULL (8-byte values as they are), and of out_codes (its code). */
+int rg_partition_words(int64_t lo, int64_t hi, const int32_t *codes, int shift, int64_t *next, const uint64_t *a,
+                       uint64_t *out_a, const uint64_t *b, uint64_t *out_b, int32_t *out_codes) {
+    for (int64_t r = lo; r < hi; r++) {
+        int32_t c = codes[r];
+        int64_t to = next[c >> shift]++;
+        out_a[to] = a[r];
+        if (b) out_b[to] = b[r];
+        out_codes[to] = c;
+    }
+    return RG_OK;
+}
+
+/* rg_partition_strings: each row r in [lo, hi) of part p = codes[r] >> shift: its string's length
+ * to out_offsets[next_row[p]++ + 1], its bytes to out_data from next_byte[p] on (advanced). */
+int rg_partition_strings(int64_t lo, int64_t hi, const int32_t *codes, int shift, int64_t chunks,
+                         const int64_t *starts, const int32_t *const *offsets, const uint8_t *const *data,
+                         int64_t *next_row, int64_t *next_byte, int32_t *out_offsets, uint8_t *out_data) {
+    const Strings s = {chunks, starts, offsets, data};
+    int64_t chunk = lo < hi ? chunk_of(&s, lo) : 0;
+    for (int64_t r = lo; r < hi; r++) {
+        while (r >= starts[chunk + 1]) chunk++;
+        const int32_t *at = offsets[chunk] + (r - starts[chunk]);
+        int32_t length = at[1] - at[0];
+        int32_t p = codes[r] >> shift;
+        memcpy(out_data + next_byte[p], data[chunk] + at[0], (size_t)length);
+        next_byte[p] += length;
+        out_offsets[next_row[p]++ + 1] = length;
+    }
+    return RG_OK;
+}
+
+/* One part's rows (their codes, file order kept by rg_partition_words) grouped by code and each
+ * group sorted by score: perm[i] = the part's row (from its first) that goes to place i. keys and
+ * places: room for twice the widest group. */
+static void sort_part(int64_t rows, const int32_t *codes, const uint64_t *scores, int64_t first_code,
+                      const int64_t *group_starts, int64_t n_groups, int64_t *next, int32_t *perm,
+                      uint64_t *keys, int32_t *places, int64_t widest, int32_t *ends) {
+    int64_t row0 = group_starts[0];
+    for (int64_t g = 0; g < n_groups; g++) next[g] = group_starts[g] - row0;
+    for (int64_t i = 0; i < rows; i++) perm[next[codes[i] - first_code]++] = (int32_t)i;
+    for (int64_t g = 0; g < n_groups; g++) {
+        int64_t at = group_starts[g] - row0, m = group_starts[g + 1] - group_starts[g];
+        for (int64_t i = 0; i < m; i++) {
+            double score;
+            memcpy(&score, scores + perm[at + i], sizeof score);
+            keys[i] = descending_key(score);
+            places[i] = perm[at + i];
+        }
+        sort_keys(keys, places, m, keys + widest, places + widest, ends);
+        memcpy(perm + at, places, (size_t)m * sizeof(int32_t));
+    }
+}
+
+/* rg_sort_parts: for parts [first, last) (of n_codes codes, 2**shift a part; group_starts has
+ * n_codes + 1 entries), the rows rg_partition_words left are grouped by code and each query's
+ * rows sorted by score descending, stable: Arrow's sort_indices by (code, score descending).
+ * scores (float64), b (when not NULL) and codes are permuted in place; perm[i] = the row of row
+ * i's part (from its first, in the order the partition left them) it came from, for
+ * rg_permute_strings. Returns RG_OK, or RG_CAPACITY (out of memory). */
+int rg_sort_parts(int64_t first, int64_t last, int shift, int64_t n_codes, const int64_t *group_starts,
+                  uint64_t *scores, uint64_t *b, int32_t *codes, int32_t *perm) {
+    int64_t widest = 1, widest_group = 1, part_codes = (int64_t)1 << shift;
+    for (int64_t c = first << shift; c < n_codes && c < (last << shift); c++)
+        if (group_starts[c + 1] - group_starts[c] > widest_group) widest_group = group_starts[c + 1] - group_starts[c];
+    for (int64_t p = first; p < last; p++) {
+        int64_t c0 = p << shift, c1 = c0 + part_codes < n_codes ? c0 + part_codes : n_codes;
+        if (group_starts[c1] - group_starts[c0] > widest) widest = group_starts[c1] - group_starts[c0];
+    }
+    uint64_t *words = malloc((size_t)(2 * widest + 2 * widest_group) * sizeof(uint64_t));
+    int32_t *small = malloc((size_t)(widest + 2 * widest_group) * sizeof(int32_t));
+    int64_t *next = malloc((size_t)part_codes * sizeof(int64_t));
+    int32_t *ends = malloc((size_t)MAX_LEVELS * MAX_BUCKETS * sizeof(int32_t));
+    if (!words || !small || !next || !ends) {
+        free(words);
+        free(small);
+        free(next);
+        free(ends);
+        return RG_CAPACITY;
+    }
+    uint64_t *part_scores = words, *part_b = words + widest, *keys = words + 2 * widest;
+    int32_t *part_codes_of = small, *places = small + widest;
+    for (int64_t p = first; p < last; p++) {
+        int64_t c0 = p << shift, c1 = c0 + part_codes < n_codes ? c0 + part_codes : n_codes;
+        int64_t row0 = group_starts[c0], m = group_starts[c1] - row0;
+        memcpy(part_scores, scores + row0, (size_t)m * sizeof(uint64_t));
+        memcpy(part_codes_of, codes + row0, (size_t)m * sizeof(int32_t));
+        sort_part(m, part_codes_of, part_scores, c0, group_starts + c0, c1 - c0, next, perm + row0, keys, places,
+                  widest_group, ends);
+        for (int64_t i = 0; i < m; i++) scores[row0 + i] = part_scores[perm[row0 + i]];
+        if (b) {
+            memcpy(part_b, b + row0, (size_t)m * sizeof(uint64_t));
+            for (int64_t i = 0; i < m; i++) b[row0 + i] = part_b[perm[row0 + i]];
+        }
+        for (int64_t c = c0; c < c1; c++)
+            for (int64_t r = group_starts[c]; r < group_starts[c + 1]; r++) codes[r] = (int32_t)c;
+    }
+    free(words);
+    free(small);
+    free(next);
+    free(ends);
+    return RG_OK;
+}
+
+/* rg_permute_strings: for parts [first, last), the strings rg_partition_strings left (lengths in
+ * out_offsets, part p's rows from part_starts[p], its bytes from byte_starts[p]) put in the order
+ * rg_sort_parts found (perm), and the lengths turned into offsets (out_offsets[0] is the
+ * caller's). Returns RG_OK, or RG_CAPACITY (out of memory). */
+int rg_permute_strings(int64_t first, int64_t last, const int64_t *part_starts, const int32_t *perm,
+                       const int64_t *byte_starts, int32_t *out_offsets, uint8_t *out_data) {
+    int64_t widest = 1, widest_bytes = 1;
+    for (int64_t p = first; p < last; p++) {
+        if (part_starts[p + 1] - part_starts[p] > widest) widest = part_starts[p + 1] - part_starts[p];
+        if (byte_starts[p + 1] - byte_starts[p] > widest_bytes) widest_bytes = byte_starts[p + 1] - byte_starts[p];
+    }
+    int64_t *places = malloc((size_t)(widest + 1) * sizeof(int64_t)); /* each string's start in bytes */
+    uint8_t *bytes = malloc((size_t)widest_bytes);
+    if (!places || !bytes) {
+        free(places);
+        free(bytes);
+        return RG_CAPACITY;
+    }
+    for (int64_t p = first; p < last; p++) {
+        int64_t row = part_starts[p], m = part_starts[p + 1] - row, at = byte_starts[p];
+        memcpy(bytes, out_data + at, (size_t)(byte_starts[p + 1] - at));
+        places[0] = 0;
+        for (int64_t i = 0; i < m; i++) places[i + 1] = places[i] + out_offsets[row + i + 1];
+        for (int64_t i = 0; i < m; i++) {
+            int32_t from = perm[row + i];
+            int64_t length = places[from + 1] - places[from];
+            memcpy(out_data + at, bytes + places[from], (size_t)length);
+            at += length;
+            out_offsets[row + i + 1] = (int32_t)at;
+        }
+    }
+    free(places);
+    free(bytes);
+    return RG_OK;
+}

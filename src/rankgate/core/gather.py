@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from rankgate.core import native
 from rankgate.core.parallel import parallel_map
 
 
@@ -89,13 +90,17 @@ def take_rows(column: pa.ChunkedArray | pa.Array, rows: np.ndarray) -> pa.Chunke
 
 
 def _take_shuffled(column: pa.ChunkedArray, rows: np.ndarray) -> pa.ChunkedArray:
-    """`take_rows` for many rows in no order: a quarter million output rows at a time (on a few
-    threads), each chunk giving its own rows, then put in order within the piece (in cache).
-    Arrow's ``ChunkedArray.take`` would first concatenate the whole column: a third copy."""
+    """`take_rows` for many rows in no order: by the native kernels when built (one new array),
+    else a quarter million output rows at a time (on a few threads), each chunk giving its own rows,
+    then put in order within the piece (in cache). Arrow's ``ChunkedArray.take`` would first
+    concatenate the whole column: a third copy."""
     bounds = np.zeros(column.num_chunks + 1, dtype=np.int64)
     np.cumsum([len(c) for c in column.chunks], out=bounds[1:])
     if len(rows) and (rows.min() < 0 or rows.max() >= bounds[-1]):
         raise IndexError(f"row index out of bounds for a column of {bounds[-1]} rows")
+    taken = _take_strings_native(column, rows)
+    if taken is not None:
+        return pa.chunked_array([taken], type=column.type)
     small = np.int16 if column.num_chunks < 2**15 else np.int64  # a stable sort of int16 is a radix sort
 
     def piece(lo: int) -> pa.Array:
@@ -117,6 +122,50 @@ def _take_shuffled(column: pa.ChunkedArray, rows: np.ndarray) -> pa.ChunkedArray
 
 
 _TAKE_SLICE = 1 << 18
+
+
+def _row_slices(n: int) -> list[tuple[int, int]]:
+    """Ranges of about `_NATIVE_SLICE` output rows, for the native gathers' threads."""
+    return [(lo, min(n, lo + _NATIVE_SLICE)) for lo in range(0, n, _NATIVE_SLICE)]
+
+
+_NATIVE_SLICE = 1 << 20
+
+
+def _take_strings_native(column: pa.ChunkedArray, rows: np.ndarray) -> pa.StringArray | None:
+    """`_take_shuffled` by the native kernels, into one new string array: the strings' lengths, then
+    their bytes, each pass on a few threads (a random read of 7M ids is bound by memory latency, so
+    the threads' reads overlap). None where the kernels do not apply (not built, not plain strings,
+    2**31 rows or output bytes or more)."""
+    lib = native.library()
+    strings = native.string_chunks(column) if lib is not None and len(column) < 2**31 else None
+    if strings is None:
+        return None
+    rows = np.ascontiguousarray(rows, dtype=np.int32)
+    n = len(rows)
+    offsets = pa.allocate_buffer(4 * (n + 1))
+    np.frombuffer(offsets, dtype=np.int32, count=1)[0] = 0
+    slices = _row_slices(n)
+    totals = np.zeros(len(slices), dtype=np.int64)
+    source = (rows.ctypes.data, *strings.arguments())
+
+    def lengths(i: int) -> int:
+        lo, hi = slices[i]
+        return int(lib.rg_take_string_lengths(lo, hi, *source, offsets.address, totals[i:].ctypes.data))
+
+    if any(parallel_map(lengths, range(len(slices)))):
+        raise IndexError(f"row index out of bounds for a column of {len(column)} rows")
+    bases = np.concatenate([[0], np.cumsum(totals)]).tolist()
+    if bases[-1] >= 2**31:  # beyond int32 offsets: Arrow's pieces
+        return None
+    data = pa.allocate_buffer(max(1, bases[-1]))  # never empty: the kernels get a real address
+
+    def copy(i: int) -> None:
+        lo, hi = slices[i]
+        lib.rg_take_string_bytes(lo, hi, *source, bases[i], offsets.address, data.address)
+
+    parallel_map(copy, range(len(slices)))
+    return pa.Array.from_buffers(pa.string(), n, [None, offsets, data])
 
 
 def take_blocks(column: pa.ChunkedArray, starts: np.ndarray, lengths: np.ndarray) -> pa.ChunkedArray:

@@ -4,7 +4,8 @@ The library is plain C with no Python API: ctypes releases the GIL while a kerne
 slices of a column are worked on several threads. It is built when rankgate is installed and
 a C compiler is there (hatch_build.py). Without it, or with ``RANKGATE_NATIVE=0``, every caller
 takes its numpy/Arrow path: the same numbers, slower. Callers: the TREC scanner
-(`rankgate.io.native_scan`) and the judged-row join (`rankgate.evaluation.join`).
+(`rankgate.io.native_scan`), the judged-row join (`rankgate.evaluation.join`), and the grouping
+and gathers that put a shuffled run in order (`rankgate.core.scattered`, `rankgate.core.gather`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,23 @@ SIGNATURES: dict[str, list[Any]] = {
     # rg_join(first, last, run offsets, judged query, qrels offsets, run high, qrels high,
     #         run strings (chunks, starts, offsets, data), qrels strings (same), capacity, out run, out qrels, counts)
     "rg_join": [_I64, _I64, *[_P] * 5, _I64, *[_P] * 3, _I64, *[_P] * 3, _I64, *[_P] * 3],
+    # rg_take_string_lengths(lo, hi, rows, strings (chunks, starts, offsets, data), out offsets, totals)
+    "rg_take_string_lengths": [_I64, _I64, _P, _I64, *[_P] * 3, _P, _P],
+    # rg_take_string_bytes(lo, hi, rows, strings (chunks, starts, offsets, data), base, out offsets, out data)
+    "rg_take_string_bytes": [_I64, _I64, _P, _I64, *[_P] * 3, _I64, _P, _P],
+    # rg_count_codes(lo, hi, codes, number of codes, out counts)
+    "rg_count_codes": [_I64, _I64, _P, _I64, _P],
+    # rg_count_code_bytes(lo, hi, codes, number of codes, strings (chunks, starts, offsets, data), out bytes)
+    "rg_count_code_bytes": [_I64, _I64, _P, _I64, _I64, *[_P] * 3, _P],
+    # rg_partition_words(lo, hi, codes, shift, next places, a, out a, b or NULL, out b or NULL, out codes)
+    "rg_partition_words": [_I64, _I64, _P, ctypes.c_int, *[_P] * 6],
+    # rg_partition_strings(lo, hi, codes, shift, strings (chunks, starts, offsets, data), next rows, next bytes,
+    #                      out offsets, out data)
+    "rg_partition_strings": [_I64, _I64, _P, ctypes.c_int, _I64, *[_P] * 7],
+    # rg_sort_parts(first part, last part, shift, number of codes, group starts, scores, b or NULL, codes, out perm)
+    "rg_sort_parts": [_I64, _I64, ctypes.c_int, _I64, *[_P] * 5],
+    # rg_permute_strings(first part, last part, part starts, perm, byte starts, offsets, data)
+    "rg_permute_strings": [_I64, _I64, *[_P] * 5],
 }
 
 

@@ -11,6 +11,10 @@ scores). Duplicate (query, doc) pairs are found in row order, which the sort may
 between the two copies of a pair unless it only moves whole queries, so a full sort is done
 here only under ``duplicates="error"``; and since an error's row would then be numbered in
 sorted order, the caller rebuilds the `Run` from the file on any `InputError` (see `reordered`).
+
+Scattered queries are grouped and sorted by the native kernels when they were built
+(`rankgate.core.scattered`: streaming passes instead of a gather of every column by the
+permutation); the result is the same.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from rankgate.core import scattered
 from rankgate.core.columns import intern_ordered, numeric_array, release_unused, take_blocks, take_rows
 from rankgate.core.run import _score_order
 from rankgate.core.run_scan import grouped_score_order
@@ -40,6 +45,8 @@ def reorder(parsed: Parsed, duplicates: str) -> bool:
         order, blocks = _score_order(codes, parsed.values)  # None, or whole queries moved
     elif duplicates != "error":
         return False
+    elif _reorder_grouped(parsed, codes, dictionary):
+        return True
     else:
         order, blocks = grouped_score_order(codes, parsed.values), None
         if order is None:
@@ -56,7 +63,26 @@ def reorder(parsed: Parsed, duplicates: str) -> bool:
     parsed.table = parsed.table.drop_columns(["docid"])  # the file-order doc ids: only `docs` now
     docs = take_rows(docs, order) if blocks is None else take_blocks(docs, *blocks)
     del order, blocks
+    _set_columns(parsed, codes, dictionary, docs)
+    return True
+
+
+def _reorder_grouped(parsed: Parsed, codes: np.ndarray, dictionary: pa.StringArray) -> bool:
+    """`reorder` for scattered queries by the native kernels (`rankgate.core.scattered`: streaming
+    passes, no gathers by a permutation); False (nothing done) where they do not apply."""
+    grouping = scattered.group_by_query(codes, len(dictionary), parsed.values, parsed.doc_hashes, parsed.table["docid"])
+    if grouping is None:
+        return False
+    parsed.values, parsed.doc_hashes, codes = scattered.sort_by_score(grouping, parsed.values, parsed.doc_hashes)
+    parsed.table = parsed.table.drop_columns(["docid"])  # the file-order doc ids: only `grouping` now
+    docs = pa.chunked_array([scattered.take_strings(grouping)])
+    del grouping
+    _set_columns(parsed, codes, dictionary, docs)
+    return True
+
+
+def _set_columns(parsed: Parsed, codes: np.ndarray, dictionary: pa.StringArray, docs: pa.ChunkedArray) -> None:
+    """``parsed``'s table from its sorted query codes and doc ids."""
     queries = pa.DictionaryArray.from_arrays(numeric_array(codes), dictionary)
     parsed.table = pa.table({"qid": pa.chunked_array([queries]), "docid": docs})
     release_unused()
-    return True
