@@ -658,34 +658,27 @@ static void sort_keys(uint64_t *keys, int32_t *rows, int64_t m, uint64_t *spare_
 
 /* Grouping a shuffled run by query in streaming passes instead of random reads. Queries are taken
  * in parts of 2**shift codes (at most a few hundred parts): each slice of the file counts its rows
- * by code (rg_count_codes, rg_count_code_bytes), then copies them, in file order, to their part's
+ * (and their strings' bytes) by code (rg_count_codes), then copies them, in file order, to their part's
  * place (rg_partition_words, rg_partition_strings: sequential reads, one write position per part,
  * few enough for the caches); each part, small enough for the cache, is then grouped by code,
  * each query's rows sorted by score, and its columns permuted (rg_sort_parts, rg_permute_strings).
  * Part p holds codes [p << shift, (p + 1) << shift) and rows [part_starts[p], part_starts[p + 1]). */
 
-/* rg_count_codes: counts[c] = the rows r in [lo, hi) with codes[r] == c, for c in [0, n_codes).
- * Returns RG_OK, or RG_RANGE for a code outside [0, n_codes). */
-int rg_count_codes(int64_t lo, int64_t hi, const int32_t *codes, int64_t n_codes, int64_t *counts) {
-    memset(counts, 0, (size_t)n_codes * sizeof(int64_t));
-    for (int64_t r = lo; r < hi; r++) {
-        if (codes[r] < 0 || codes[r] >= n_codes) return RG_RANGE;
-        counts[codes[r]]++;
-    }
-    return RG_OK;
-}
-
-/* rg_count_code_bytes: bytes[c] = the bytes of the strings of rows r in [lo, hi) with codes[r] ==
- * c (codes checked by rg_count_codes). */
-int rg_count_code_bytes(int64_t lo, int64_t hi, const int32_t *codes, int64_t n_codes, int64_t chunks,
-                        const int64_t *starts, const int32_t *const *offsets, const uint8_t *const *data,
-                        int64_t *bytes) {
+/* rg_count_codes: for the rows r in [lo, hi) with codes[r] == c, for c in [0, n_codes): counts[c]
+ * = how many, bytes[c] = the bytes of their strings. Returns RG_OK, or RG_RANGE for a code outside
+ * [0, n_codes). */
+int rg_count_codes(int64_t lo, int64_t hi, const int32_t *codes, int64_t n_codes, int64_t chunks,
+                   const int64_t *starts, const int32_t *const *offsets, const uint8_t *const *data, int64_t *counts,
+                   int64_t *bytes) {
     const Strings s = {chunks, starts, offsets, data};
+    memset(counts, 0, (size_t)n_codes * sizeof(int64_t));
     memset(bytes, 0, (size_t)n_codes * sizeof(int64_t));
     int64_t chunk = lo < hi ? chunk_of(&s, lo) : 0;
     for (int64_t r = lo; r < hi; r++) {
+        if (codes[r] < 0 || codes[r] >= n_codes) return RG_RANGE;
         while (r >= starts[chunk + 1]) chunk++;
         const int32_t *at = offsets[chunk] + (r - starts[chunk]);
+        counts[codes[r]]++;
         bytes[codes[r]] += at[1] - at[0];
     }
     return RG_OK;
@@ -762,7 +755,7 @@ int rg_sort_parts(int64_t first, int64_t last, int shift, int64_t n_codes, const
         if (group_starts[c1] - group_starts[c0] > widest) widest = group_starts[c1] - group_starts[c0];
     }
     uint64_t *words = malloc((size_t)(2 * widest + 2 * widest_group) * sizeof(uint64_t));
-    int32_t *small = malloc((size_t)(widest + 2 * widest_group) * sizeof(int32_t));
+    int32_t *small = malloc((size_t)(2 * widest_group) * sizeof(int32_t));
     int64_t *next = malloc((size_t)part_codes * sizeof(int64_t));
     int32_t *ends = malloc((size_t)MAX_LEVELS * MAX_BUCKETS * sizeof(int32_t));
     if (!words || !small || !next || !ends) {
@@ -773,13 +766,12 @@ int rg_sort_parts(int64_t first, int64_t last, int shift, int64_t n_codes, const
         return RG_CAPACITY;
     }
     uint64_t *part_scores = words, *part_b = words + widest, *keys = words + 2 * widest;
-    int32_t *part_codes_of = small, *places = small + widest;
+    int32_t *places = small;
     for (int64_t p = first; p < last; p++) {
         int64_t c0 = p << shift, c1 = c0 + part_codes < n_codes ? c0 + part_codes : n_codes;
         int64_t row0 = group_starts[c0], m = group_starts[c1] - row0;
         memcpy(part_scores, scores + row0, (size_t)m * sizeof(uint64_t));
-        memcpy(part_codes_of, codes + row0, (size_t)m * sizeof(int32_t));
-        sort_part(m, part_codes_of, part_scores, c0, group_starts + c0, c1 - c0, next, perm + row0, keys, places,
+        sort_part(m, codes + row0, part_scores, c0, group_starts + c0, c1 - c0, next, perm + row0, keys, places,
                   widest_group, ends);
         for (int64_t i = 0; i < m; i++) scores[row0 + i] = part_scores[perm[row0 + i]];
         if (b) {

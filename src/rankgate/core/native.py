@@ -36,10 +36,8 @@ SIGNATURES: dict[str, list[Any]] = {
     "rg_take_string_lengths": [_I64, _I64, _P, _I64, *[_P] * 3, _P, _P],
     # rg_take_string_bytes(lo, hi, rows, strings (chunks, starts, offsets, data), base, out offsets, out data)
     "rg_take_string_bytes": [_I64, _I64, _P, _I64, *[_P] * 3, _I64, _P, _P],
-    # rg_count_codes(lo, hi, codes, number of codes, out counts)
-    "rg_count_codes": [_I64, _I64, _P, _I64, _P],
-    # rg_count_code_bytes(lo, hi, codes, number of codes, strings (chunks, starts, offsets, data), out bytes)
-    "rg_count_code_bytes": [_I64, _I64, _P, _I64, _I64, *[_P] * 3, _P],
+    # rg_count_codes(lo, hi, codes, number of codes, strings (chunks, starts, offsets, data), out counts, out bytes)
+    "rg_count_codes": [_I64, _I64, _P, _I64, _I64, *[_P] * 3, _P, _P],
     # rg_partition_words(lo, hi, codes, shift, next places, a, out a, b or NULL, out b or NULL, out codes)
     "rg_partition_words": [_I64, _I64, _P, ctypes.c_int, *[_P] * 6],
     # rg_partition_strings(lo, hi, codes, shift, strings (chunks, starts, offsets, data), next rows, next bytes,

@@ -39,6 +39,7 @@ class Grouping:
     codes: np.ndarray  # int32 query codes, file order
     slices: list[tuple[int, int]]  # file rows, each slice copied on its own
     counts: np.ndarray  # int64 rows of each slice (row) and code (column)
+    byte_counts: np.ndarray  # int64 doc-id bytes of the same
     group_starts: np.ndarray  # int64: code c's rows are [group_starts[c], group_starts[c + 1]) in the output
     shift: int  # part p holds codes [p << shift, (p + 1) << shift)
     strings: native.StringChunks  # the doc ids, file order
@@ -81,10 +82,12 @@ def group_by_query(
         return None
     codes = np.ascontiguousarray(codes)
     slices = _file_slices(n, n_codes)
-    counts = np.empty((len(slices), n_codes), dtype=np.int64)
+    counts, byte_counts = (np.empty((len(slices), n_codes), dtype=np.int64) for _ in range(2))
 
     def count(i: int) -> int:
-        return int(lib.rg_count_codes(*slices[i], codes.ctypes.data, n_codes, counts[i].ctypes.data))
+        lo, hi = slices[i]
+        found = (counts[i].ctypes.data, byte_counts[i].ctypes.data)
+        return int(lib.rg_count_codes(lo, hi, codes.ctypes.data, n_codes, *strings.arguments(), *found))
 
     if any(parallel_map(count, range(len(slices)))):
         raise ValueError(f"a query code outside [0, {n_codes})")
@@ -93,7 +96,7 @@ def group_by_query(
     if int(np.diff(group_starts).max()) > _WIDEST_QUERY:
         return None
     shift = max(0, (n_codes - 1) // _MAX_PARTS).bit_length()  # 2**shift codes a part: at most _MAX_PARTS parts
-    return Grouping(codes, slices, counts, group_starts, shift, strings)
+    return Grouping(codes, slices, counts, byte_counts, group_starts, shift, strings)
 
 
 def _file_slices(n: int, n_codes: int) -> list[tuple[int, int]]:
@@ -145,21 +148,14 @@ def sort_by_score(
 
 def take_strings(grouping: Grouping) -> pa.StringArray:
     """The doc ids in the order `sort_by_score` found, as one string array: copied to their part's
-    place (bytes counted first), then each part's ids permuted in place."""
+    place, then each part's ids permuted in place."""
     lib = native.library()
     assert grouping.perm is not None, "sort_by_score first"
     n = len(grouping.codes)
     strings = grouping.strings.arguments()
-    counts = np.empty_like(grouping.counts)
-
-    def count(i: int) -> None:
-        lo, hi = grouping.slices[i]
-        lib.rg_count_code_bytes(lo, hi, grouping.codes.ctypes.data, counts.shape[1], *strings, counts[i].ctypes.data)
-
-    parallel_map(count, range(len(grouping.slices)))
     byte_starts = np.zeros(len(grouping.group_starts), dtype=np.int64)
-    np.cumsum(counts.sum(axis=0), out=byte_starts[1:])
-    next_bytes = grouping.part_places(counts, byte_starts)
+    np.cumsum(grouping.byte_counts.sum(axis=0), out=byte_starts[1:])
+    next_bytes = grouping.part_places(grouping.byte_counts, byte_starts)
     next_rows = grouping.part_places(grouping.counts, grouping.group_starts)
     offsets, data = pa.allocate_buffer(4 * (n + 1)), pa.allocate_buffer(max(1, int(byte_starts[-1])))
     np.frombuffer(offsets, dtype=np.int32, count=1)[0] = 0
