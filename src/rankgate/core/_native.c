@@ -717,25 +717,25 @@ int rg_partition_strings(int64_t lo, int64_t hi, const int32_t *codes, int shift
     return RG_OK;
 }
 
-/* One part's rows (their codes, file order kept by rg_partition_words) grouped by code and each
- * group sorted by score: perm[i] = the part's row (from its first) that goes to place i. keys and
- * places: room for twice the widest group. */
+/* One part's rows (their codes, file order kept by rg_partition_words) grouped by code (a counting
+ * sort, each row's key made as it is placed) and each group sorted by score: perm[i] = the part's
+ * row (from its first) that goes to place i. keys: room for the part's rows; spare_*: for its
+ * widest group. */
 static void sort_part(int64_t rows, const int32_t *codes, const uint64_t *scores, int64_t first_code,
-                      const int64_t *group_starts, int64_t n_groups, int64_t *next, int32_t *perm,
-                      uint64_t *keys, int32_t *places, int64_t widest, int32_t *ends) {
+                      const int64_t *group_starts, int64_t n_groups, int64_t *next, int32_t *perm, uint64_t *keys,
+                      uint64_t *spare_keys, int32_t *spare_places, int32_t *ends) {
     int64_t row0 = group_starts[0];
     for (int64_t g = 0; g < n_groups; g++) next[g] = group_starts[g] - row0;
-    for (int64_t i = 0; i < rows; i++) perm[next[codes[i] - first_code]++] = (int32_t)i;
+    for (int64_t i = 0; i < rows; i++) {
+        int64_t to = next[codes[i] - first_code]++;
+        double score;
+        memcpy(&score, scores + i, sizeof score);
+        keys[to] = descending_key(score);
+        perm[to] = (int32_t)i;
+    }
     for (int64_t g = 0; g < n_groups; g++) {
-        int64_t at = group_starts[g] - row0, m = group_starts[g + 1] - group_starts[g];
-        for (int64_t i = 0; i < m; i++) {
-            double score;
-            memcpy(&score, scores + perm[at + i], sizeof score);
-            keys[i] = descending_key(score);
-            places[i] = perm[at + i];
-        }
-        sort_keys(keys, places, m, keys + widest, places + widest, ends);
-        memcpy(perm + at, places, (size_t)m * sizeof(int32_t));
+        int64_t at = group_starts[g] - row0;
+        sort_keys(keys + at, perm + at, group_starts[g + 1] - group_starts[g], spare_keys, spare_places, ends);
     }
 }
 
@@ -754,8 +754,8 @@ int rg_sort_parts(int64_t first, int64_t last, int shift, int64_t n_codes, const
         int64_t c0 = p << shift, c1 = c0 + part_codes < n_codes ? c0 + part_codes : n_codes;
         if (group_starts[c1] - group_starts[c0] > widest) widest = group_starts[c1] - group_starts[c0];
     }
-    uint64_t *words = malloc((size_t)(2 * widest + 2 * widest_group) * sizeof(uint64_t));
-    int32_t *small = malloc((size_t)(2 * widest_group) * sizeof(int32_t));
+    uint64_t *words = malloc((size_t)(3 * widest + widest_group) * sizeof(uint64_t));
+    int32_t *small = malloc((size_t)widest_group * sizeof(int32_t));
     int64_t *next = malloc((size_t)part_codes * sizeof(int64_t));
     int32_t *ends = malloc((size_t)MAX_LEVELS * MAX_BUCKETS * sizeof(int32_t));
     if (!words || !small || !next || !ends) {
@@ -765,14 +765,13 @@ int rg_sort_parts(int64_t first, int64_t last, int shift, int64_t n_codes, const
         free(ends);
         return RG_CAPACITY;
     }
-    uint64_t *part_scores = words, *part_b = words + widest, *keys = words + 2 * widest;
-    int32_t *places = small;
+    uint64_t *part_scores = words, *part_b = words + widest, *keys = words + 2 * widest, *spare = words + 3 * widest;
     for (int64_t p = first; p < last; p++) {
         int64_t c0 = p << shift, c1 = c0 + part_codes < n_codes ? c0 + part_codes : n_codes;
         int64_t row0 = group_starts[c0], m = group_starts[c1] - row0;
         memcpy(part_scores, scores + row0, (size_t)m * sizeof(uint64_t));
-        sort_part(m, codes + row0, part_scores, c0, group_starts + c0, c1 - c0, next, perm + row0, keys, places,
-                  widest_group, ends);
+        sort_part(m, codes + row0, part_scores, c0, group_starts + c0, c1 - c0, next, perm + row0, keys, spare, small,
+                  ends);
         for (int64_t i = 0; i < m; i++) scores[row0 + i] = part_scores[perm[row0 + i]];
         if (b) {
             memcpy(part_b, b + row0, (size_t)m * sizeof(uint64_t));
