@@ -624,7 +624,7 @@ static void insertion_sort(uint64_t *keys, int32_t *rows, int64_t m) {
  * each bucket on its own, the same way. spare_*: room for m; ends: room for MAX_LEVELS *
  * MAX_BUCKETS. */
 static void sort_score_keys(uint64_t *keys, int32_t *rows, int64_t m, uint64_t *spare_keys, int32_t *spare_rows,
-                      int32_t *ends) {
+                            int32_t *ends) {
     if (m <= 16) {
         insertion_sort(keys, rows, m);
         return;
@@ -650,7 +650,8 @@ static void sort_score_keys(uint64_t *keys, int32_t *rows, int64_t m, uint64_t *
     for (int64_t v = 0; v < buckets; v++) { /* ends[v] is now bucket v's start */
         int64_t start = ends[v], stop = v + 1 < buckets ? ends[v + 1] : m;
         if (stop - start > 1)
-            sort_score_keys(spare_keys + start, spare_rows + start, stop - start, keys + start, rows + start, ends + buckets);
+            sort_score_keys(spare_keys + start, spare_rows + start, stop - start, keys + start, rows + start,
+                            ends + buckets);
     }
     memcpy(keys, spare_keys, (size_t)m * sizeof(uint64_t));
     memcpy(rows, spare_rows, (size_t)m * sizeof(int32_t));
