@@ -37,7 +37,7 @@
 static const uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL;
 static const uint64_t MIX = 0xFF51AFD7ED558CCDULL;
 
-int rg_scan_version(void) { return 4; }
+int rg_scan_version(void) { return 5; }
 
 
 /* Whitespace inside a line, as trec_eval's isspace less the line ends. */
@@ -486,4 +486,60 @@ int rg_join(int64_t first, int64_t last, const int64_t *run_offsets, const int32
     free(slots);
     counts[0] = found;
     return status;
+}
+
+/* ---- rg_doc_scan: duplicates, own-id candidates and hash words of a run's rows ------------------- */
+
+#define RG_SCATTERED 9 /* the rows' query codes are not ascending */
+
+/* For rows [0, n) whose query codes ascend (each query's rows together), with each doc id's 64-bit
+ * hash (rankgate.core.hashing.string_hashes) and each query id's:
+ *   high[r]            the high 32 bits of hashes[r] (the words Run keeps for joins)
+ *   self_rows          rows whose doc-id hash equals their query id's hash (may be the query's own id)
+ *   later[i], first[i] a row whose doc-id hash equals that of an earlier row of its query, and the
+ *                      first such row: candidate duplicates, for the caller to check on the strings
+ * counts: [self rows, pairs]. Each output holds up to n entries. Returns RG_OK, RG_SCATTERED or
+ * RG_CAPACITY (out of memory). */
+int rg_doc_scan(int64_t n, const int32_t *codes, const uint64_t *hashes, const uint64_t *query_hashes, uint32_t *high,
+                int64_t *self_rows, int64_t *later, int64_t *first, int64_t *counts) {
+    int64_t widest = 0, selves = 0, pairs = 0;
+    for (int64_t a = 0, b; a < n; a = b) {
+        for (b = a + 1; b < n && codes[b] == codes[a]; b++) {
+        }
+        if (b < n && codes[b] < codes[a]) return RG_SCATTERED;
+        if (b - a > widest) widest = b - a;
+    }
+    if (widest > ((int64_t)1 << 30)) return RG_CAPACITY;
+    int bits = 4;
+    while (((int64_t)1 << bits) < 2 * widest) bits++;
+    int64_t *slots = malloc(((size_t)1 << bits) * sizeof(int64_t)); /* row + 1; 0: empty */
+    if (!slots) return RG_CAPACITY;
+    for (int64_t a = 0, b; a < n; a = b) {
+        for (b = a + 1; b < n && codes[b] == codes[a]; b++) {
+        }
+        int group_bits = 4;
+        while (((int64_t)1 << group_bits) < 2 * (b - a)) group_bits++;
+        const uint64_t mask = ((uint64_t)1 << group_bits) - 1;
+        memset(slots, 0, (size_t)(mask + 1) * sizeof(int64_t));
+        const uint64_t own = query_hashes[codes[a]];
+        for (int64_t r = a; r < b; r++) {
+            const uint64_t h = hashes[r];
+            high[r] = (uint32_t)(h >> 32);
+            if (h == own) self_rows[selves++] = r;
+            uint64_t i = (h * GOLDEN) >> (64 - group_bits);
+            for (; slots[i]; i = (i + 1) & mask)
+                if (hashes[slots[i] - 1] == h) break;
+            if (slots[i]) {
+                later[pairs] = r;
+                first[pairs] = slots[i] - 1;
+                pairs++;
+            } else {
+                slots[i] = r + 1;
+            }
+        }
+    }
+    free(slots);
+    counts[0] = selves;
+    counts[1] = pairs;
+    return RG_OK;
 }

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-VERSION = 4  # rg_scan_version() of the C source this package calls
+VERSION = 5  # rg_scan_version() of the C source this package calls
 LIBRARY = Path(__file__).with_name("_native.so")
 
 _lib: Any = None
@@ -31,6 +31,8 @@ SIGNATURES: dict[str, list[Any]] = {
     # rg_join(first, last, run offsets, judged query, qrels offsets, run high, qrels high,
     #         run strings (chunks, starts, offsets, data), qrels strings (same), capacity, out run, out qrels, counts)
     "rg_join": [_I64, _I64, *[_P] * 5, _I64, *[_P] * 3, _I64, *[_P] * 3, _I64, *[_P] * 3],
+    # rg_doc_scan(rows, codes, hashes, query hashes, out high, out self rows, out later, out first, counts)
+    "rg_doc_scan": [_I64, *[_P] * 8],
 }
 
 

@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from rankgate.core import native
 from rankgate.core.columns import (
     column_to_numpy,
     find_duplicate_pairs,
@@ -46,9 +47,9 @@ def scan_doc_ids(
 
     When each query's rows are contiguous (as in nearly every run file) the rows are taken
     in slices of about `SLICE_ROWS` that never split a query, so duplicates are found slice
-    by slice, on several threads: no full-size hash array, and sorts that stay in cache.
-    Otherwise one pass covers the whole run. ``doc_hashes``: the doc ids' `string_hashes`, when
-    the caller has them.
+    by slice, on several threads: no full-size hash array, and sorts that stay in cache (or, with
+    the native kernels and ascending query codes, a small hash table per query). Otherwise one
+    pass covers the whole run. ``doc_hashes``: the doc ids' `string_hashes`, when the caller has them.
     """
     n = len(codes)
     query_hashes = string_hashes(query_ids)
@@ -58,15 +59,44 @@ def scan_doc_ids(
         lo, hi = bounds
         part = docs.slice(lo, hi - lo)
         group = codes[lo:hi]
-        hashes = string_hashes(part) if doc_hashes is None else doc_hashes[lo:hi].copy()  # the copy is consumed
-        matches = np.flatnonzero(np.take(query_hashes, group) == hashes) + lo
-        high[lo:hi] = hashes.view("<u4")[1::2]
-        later, first = find_duplicate_pairs(group, part, hashes)  # consumes the hashes
-        return matches, later + lo, first + lo
+        hashes = string_hashes(part) if doc_hashes is None else doc_hashes[lo:hi]
+        found = _native_doc_scan(group, part, hashes, query_hashes, high[lo:hi])
+        if found is None:
+            hashes = hashes.copy() if doc_hashes is not None else hashes  # find_duplicate_pairs consumes it
+            matches = np.flatnonzero(np.take(query_hashes, group) == hashes)
+            high[lo:hi] = hashes.view("<u4")[1::2]
+            later, first = find_duplicate_pairs(group, part, hashes)
+            found = matches, later, first
+        return found[0] + lo, found[1] + lo, found[2] + lo
 
     parts = parallel_map(scan, query_aligned_slices(codes, len(query_ids)))
     none = [np.zeros(0, dtype=np.int64)]
     return DocScan(high, *(np.concatenate([p[i] for p in parts] or none) for i in range(3)))
+
+
+def _native_doc_scan(
+    codes: np.ndarray, docs: pa.ChunkedArray, hashes: np.ndarray, query_hashes: np.ndarray, high: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """`scan_doc_ids`' work on one slice by the native kernel (rows whose query codes ascend), writing
+    ``high``: (self-match candidates, later, first rows of duplicate pairs), or None (no kernel,
+    codes out of order, or two different doc ids of a query share a hash: the numpy path decides)."""
+    lib = native.library()
+    if lib is None or codes.dtype != np.int32 or not high.flags.c_contiguous:
+        return None
+    n = len(codes)
+    hashes = np.ascontiguousarray(hashes, dtype=np.uint64)
+    query_hashes = np.ascontiguousarray(query_hashes, dtype=np.uint64)
+    codes = np.ascontiguousarray(codes)
+    self_rows, later, first = (np.empty(n, dtype=np.int64) for _ in range(3))
+    counts = np.zeros(2, dtype=np.int64)
+    arrays = (codes, hashes, query_hashes, high, self_rows, later, first, counts)
+    if lib.rg_doc_scan(n, *(a.ctypes.data for a in arrays)) != 0:
+        return None
+    selves, pairs = int(counts[0]), int(counts[1])
+    later, first = later[:pairs].copy(), first[:pairs].copy()
+    if pairs and not pc.all(pc.equal(take_rows(docs, later), take_rows(docs, first))).as_py():
+        return None  # a hash shared by two different ids: never seen, but the answer must be exact
+    return self_rows[:selves].copy(), later, first
 
 
 def query_aligned_slices(codes: np.ndarray, n_queries: int) -> list[tuple[int, int]]:
