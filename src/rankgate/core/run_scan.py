@@ -23,6 +23,7 @@ from rankgate.core.columns import (
     indices,
     numeric_array,
     release_unused,
+    slice_bounds,
     take_rows,
 )
 from rankgate.core.hashing import string_hashes
@@ -109,8 +110,8 @@ def query_aligned_slices(codes: np.ndarray, n_queries: int) -> list[tuple[int, i
         return [(0, n)]
     wanted = np.arange(SLICE_ROWS, n, SLICE_ROWS)
     cuts = starts[np.minimum(np.searchsorted(starts, wanted), len(starts) - 1)] if len(starts) else starts
-    bounds = np.unique(np.concatenate([[0], cuts, [n]]))
-    return list(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True))
+    bounds = slice_bounds(cuts, n)
+    return list(itertools.pairwise(bounds))
 
 
 def find_self_matches(
@@ -146,7 +147,7 @@ def tie_group_moves(
     n = len(codes)
     kind = np.int32 if n < 2**31 else np.int64
     cuts = np.searchsorted(codes, codes[np.arange(SLICE_ROWS, n, SLICE_ROWS)], side="left")  # query starts
-    bounds = np.unique(np.concatenate([[0], cuts, [n]])).tolist()
+    bounds = slice_bounds(cuts, n)
 
     def flags(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray] | None:
         """Row i is tied with row i - 1 (``after_tie``) and row i is in a tie group (``involved``)."""
