@@ -29,7 +29,8 @@ def chunk_matches(
     {'#': 2, '::': 1, 'sampled': 4}
     """
     n = len(run_doc_ids)
-    rows = np.unique(np.linspace(0, n - 1, min(n, SAMPLE)).astype(np.int64)) if n else np.zeros(0, np.int64)
+    rows = np.linspace(0, n - 1, min(n, SAMPLE)).astype(np.int64)  # ascending: distinct when n <= SAMPLE
+    rows = rows[np.concatenate([[True], rows[1:] != rows[:-1]])] if n else rows
     sample = take_rows(run_doc_ids, rows)  # not ChunkedArray.take (a copy of the whole column first)
     judged: pa.Array | None = None  # the distinct judged ids, made only when a sampled id holds a separator
     out = {}
