@@ -17,6 +17,7 @@
  * Plain C99, no Python API: ctypes releases the GIL while it runs, so windows of a file are
  * read on several threads.
  */
+#include <float.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,39 @@ static inline int is_field_byte(uint8_t c) { return c > ' ' && c < 0x7f; }
 
 static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                  1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+#if defined(__x86_64__) && LDBL_MANT_DIG == 64
+/* x87 extended precision: a 64-bit significand holds every mantissa of up to 19 digits and every
+ * power of ten up to 1e27 exactly, so mantissa * 10^power (or / 10^-power) is one IEEE operation,
+ * rounded once to 64 bits. Rounding that to double's 53 bits gives the correctly rounded double
+ * unless the 11 bits dropped are exactly a half (10000000000b): only then may the exact value lie
+ * on the other side of the halfway point between two doubles (the first rounding moved it less
+ * than half a unit of the 64-bit significand). Scores of 17 digits (Python's repr, numpy's
+ * savetxt) take this path instead of strtod. */
+static const long double POW10L[28] = {1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,
+                                       1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L,
+                                       1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L};
+
+static int extended_quotient(uint64_t mantissa, int64_t power, double *out) {
+    uint16_t control;
+    __asm__ volatile("fnstcw %0" : "=m"(control));
+    if (((control >> 8) & 3) != 3) return 0; /* the x87 unit set to round to fewer than 64 bits */
+    long double value = (long double)mantissa;
+    value = power < 0 ? value / POW10L[-power] : value * POW10L[power];
+    uint64_t significand;
+    memcpy(&significand, &value, sizeof significand); /* the x87 format's low 8 bytes */
+    if ((significand & 0x7FF) == 0x400) return 0;
+    *out = (double)value; /* between 1e-27 and 1e46: a normal double, no second range to handle */
+    return 1;
+}
+#else
+static int extended_quotient(uint64_t mantissa, int64_t power, double *out) {
+    (void)mantissa;
+    (void)power;
+    (void)out;
+    return 0; /* strtod reads it */
+}
+#endif
 
 /* A decimal score [+-]digits[.digits][(e|E)[+-]digits], correctly rounded (as Arrow's parser and C's
  * strtod): exact arithmetic when the digits fit in 53 bits and the power of ten is exact (one
@@ -102,6 +136,10 @@ static int read_score(const uint8_t *p, int64_t n, double *out) {
     }
     if (mantissa == 0) {
         *out = negative ? -0.0 : 0.0;
+        return RG_OK;
+    }
+    if (significant <= 19 && power >= -27 && power <= 27 && extended_quotient(mantissa, power, out)) {
+        if (negative) *out = -*out;
         return RG_OK;
     }
     if (n >= MAX_NUMBER) return RG_NUMBER;
