@@ -97,3 +97,42 @@ def test_runs_with_duplicates_are_built_alike(policy, monkeypatch):
     native = build()
     monkeypatch.setattr(native_module, "_lib", False)
     assert native == build()
+
+
+def _tied_rows(seed: int) -> tuple[np.ndarray, np.ndarray, pa.ChunkedArray]:
+    """Rows by (query, score descending) with many ties: groups of 2 to 400 rows, doc ids that are
+    prefixes of each other, of many lengths, and not ASCII; in several chunks."""
+    rng = np.random.default_rng(seed)
+    codes, scores, docs = [], [], []
+    alphabet = ["a", "b", "z", "é", "😀", "0", "9", "~"]
+    for q in range(int(rng.integers(1, 40))):
+        depth = int(rng.integers(0, 900))
+        values = np.sort(rng.integers(0, int(rng.choice([2, 10, 1000])), size=depth))[::-1].astype(float)
+        ids: set[str] = set()
+        while len(ids) < depth:
+            ids.add("".join(rng.choice(alphabet, size=int(rng.integers(0, 12)))))
+        codes += [q] * depth
+        scores += values.tolist()
+        docs += sorted(ids, key=lambda _: rng.random())
+    cuts = sorted(rng.integers(0, len(docs) + 1, size=3).tolist())
+    parts = [docs[a:b] for a, b in zip([0, *cuts], [*cuts, len(docs)], strict=True)]
+    column = pa.chunked_array([pa.array(p, type=pa.string()) for p in parts], type=pa.string())
+    return np.asarray(codes, dtype=np.int32), np.asarray(scores), column
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_tie_moves_equal_the_numpy_path(seed, monkeypatch):
+    codes, scores, docs = _tied_rows(seed)
+    monkeypatch.setattr(scan_module, "SLICE_ROWS", [50, 1000, 1 << 18][seed % 3])
+    rows, within = scan_module.tie_group_moves(codes, scores, docs)
+    with monkeypatch.context() as m:
+        m.setattr(native_module, "_lib", False)
+        want_rows, want_within = scan_module.tie_group_moves(codes, scores, docs)
+    assert rows.tolist() == want_rows.tolist() and within.tolist() == want_within.tolist()
+    if len(rows):  # and the order is trec_eval's: doc ids descending within each tied group
+        order = np.arange(len(codes))
+        order[rows] = rows[within]
+        ids = docs.to_pylist()
+        for a, b in zip(order[:-1].tolist(), order[1:].tolist(), strict=True):
+            if codes[a] == codes[b] and scores[a] == scores[b]:
+                assert ids[a].encode() > ids[b].encode()

@@ -38,7 +38,7 @@
 static const uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL;
 static const uint64_t MIX = 0xFF51AFD7ED558CCDULL;
 
-int rg_scan_version(void) { return 5; }
+int rg_scan_version(void) { return 6; }
 
 
 /* Whitespace inside a line, as trec_eval's isspace less the line ends. */
@@ -580,4 +580,82 @@ int rg_doc_scan(int64_t n, const int32_t *codes, const uint64_t *hashes, const u
     counts[0] = selves;
     counts[1] = pairs;
     return RG_OK;
+}
+
+/* ---- rg_tie_moves: trec_eval's order inside groups of equal scores ---------------------------- */
+
+typedef struct {
+    const uint8_t *bytes;
+    int64_t length;
+    int32_t row; /* the row's place in its group */
+} Key;
+
+/* Whether a's doc id comes before b's in trec_eval's order of tied rows: byte-wise descending. */
+static inline int before(const Key *a, const Key *b) {
+    int64_t n = a->length < b->length ? a->length : b->length;
+    int c = memcmp(a->bytes, b->bytes, (size_t)n);
+    return c != 0 ? c > 0 : a->length > b->length;
+}
+
+/* Sort keys[0, n) by `before` (doc ids are distinct within a query, so no two keys are equal):
+ * insertion sort for short groups, else merge sort through spare[0, n). */
+static void sort_keys(Key *keys, Key *spare, int64_t n) {
+    if (n <= 16) {
+        for (int64_t i = 1; i < n; i++) {
+            Key k = keys[i];
+            int64_t j = i;
+            for (; j > 0 && before(&k, &keys[j - 1]); j--) keys[j] = keys[j - 1];
+            keys[j] = k;
+        }
+        return;
+    }
+    int64_t half = n / 2;
+    sort_keys(keys, spare, half);
+    sort_keys(keys + half, spare, n - half);
+    memcpy(spare, keys, (size_t)half * sizeof(Key));
+    int64_t i = 0, j = half, k = 0;
+    while (i < half && j < n) keys[k++] = before(&keys[j], &spare[i]) ? keys[j++] : spare[i++];
+    while (i < half) keys[k++] = spare[i++];
+}
+
+/* Rows [lo, hi) of a run sorted by (query code, score descending), doc ids in `docs` (global rows):
+ * every row in a group of equal (code, score) of two or more, ascending (rows[0, counts[0]), relative
+ * to lo), and within[i], the place in rows of the row that trec_eval's order puts at rows[i] (doc
+ * id descending, byte-wise). Each output holds up to hi - lo entries. Returns RG_OK or RG_CAPACITY
+ * (out of memory). */
+int rg_tie_moves(int64_t lo, int64_t hi, const int32_t *codes, const double *scores, int64_t doc_chunks,
+                 const int64_t *doc_starts, const int32_t *const *doc_offsets, const uint8_t *const *doc_data,
+                 int32_t *rows, int32_t *within, int64_t *counts) {
+    const Strings docs = {doc_chunks, doc_starts, doc_offsets, doc_data};
+    int64_t moved = 0, capacity = 0;
+    Key *keys = NULL, *spare = NULL;
+    int status = RG_OK;
+    for (int64_t a = lo, b; a < hi; a = b) {
+        for (b = a + 1; b < hi && codes[b] == codes[a] && scores[b] == scores[a]; b++) {
+        }
+        const int64_t size = b - a;
+        if (size < 2) continue;
+        if (size > capacity) {
+            capacity = size > 2 * capacity ? size : 2 * capacity;
+            Key *k = realloc(keys, (size_t)capacity * sizeof(Key)), *s = k ? realloc(spare, (size_t)capacity * sizeof(Key)) : NULL;
+            if (k) keys = k;
+            if (s) spare = s;
+            if (!k || !s) {
+                status = RG_CAPACITY;
+                break;
+            }
+        }
+        for (int64_t r = a; r < b; r++) {
+            keys[r - a].bytes = string_at(&docs, r, &keys[r - a].length);
+            keys[r - a].row = (int32_t)(r - a);
+            rows[moved + r - a] = (int32_t)(r - lo);
+        }
+        sort_keys(keys, spare, size);
+        for (int64_t i = 0; i < size; i++) within[moved + i] = (int32_t)(moved + keys[i].row);
+        moved += size;
+    }
+    free(keys);
+    free(spare);
+    counts[0] = moved;
+    return status;
 }

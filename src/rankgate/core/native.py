@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-VERSION = 5  # rg_scan_version() of the C source this package calls
+VERSION = 6  # rg_scan_version() of the C source this package calls
 LIBRARY = Path(__file__).with_name("_native.so")
 
 _lib: Any = None
@@ -33,6 +33,8 @@ SIGNATURES: dict[str, list[Any]] = {
     "rg_join": [_I64, _I64, *[_P] * 5, _I64, *[_P] * 3, _I64, *[_P] * 3, _I64, *[_P] * 3],
     # rg_doc_scan(rows, codes, hashes, query hashes, out high, out self rows, out later, out first, counts)
     "rg_doc_scan": [_I64, *[_P] * 8],
+    # rg_tie_moves(lo, hi, codes, scores, doc strings (chunks, starts, offsets, data), out rows, out within, counts)
+    "rg_tie_moves": [_I64, _I64, _P, _P, _I64, *[_P] * 3, *[_P] * 3],
 }
 
 

@@ -148,6 +148,9 @@ def tie_group_moves(
     kind = np.int32 if n < 2**31 else np.int64
     cuts = np.searchsorted(codes, codes[np.arange(SLICE_ROWS, n, SLICE_ROWS)], side="left")  # query starts
     bounds = slice_bounds(cuts, n)
+    found = None if callable(docs) else _native_tie_moves(codes, scores, docs, bounds)
+    if found is not None:
+        return found
 
     def flags(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray] | None:
         """Row i is tied with row i - 1 (``after_tie``) and row i is in a tie group (``involved``)."""
@@ -194,6 +197,38 @@ def tie_group_moves(
     parallel_map(moves, range(len(slices)))
     release_unused()  # the slices' temporaries, spread over the threads' heaps
     return rows, within
+
+
+def _native_tie_moves(
+    codes: np.ndarray, scores: np.ndarray, docs: pa.ChunkedArray, bounds: list[int]
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """`tie_group_moves` by the native kernel, slice by slice on a few threads; None where it does not
+    apply (no kernels, 2**31 rows or more, a doc-id column it cannot read)."""
+    lib = native.library()
+    strings = native.string_chunks(docs) if lib is not None and len(codes) < 2**31 else None
+    if lib is None or strings is None:
+        return None
+    codes = np.ascontiguousarray(codes, dtype=np.int32)
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
+
+    def moves(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray] | None:
+        rows, within = np.empty(hi - lo, dtype=np.int32), np.empty(hi - lo, dtype=np.int32)
+        counts = np.zeros(1, dtype=np.int64)
+        outputs = (rows.ctypes.data, within.ctypes.data, counts.ctypes.data)
+        if lib.rg_tie_moves(lo, hi, codes.ctypes.data, scores.ctypes.data, *strings.arguments(), *outputs) != 0:
+            return None
+        moved = int(counts[0])
+        return rows[:moved] + np.int32(lo), within[:moved].copy()
+
+    parts = parallel_map(lambda b: moves(*b), itertools.pairwise(bounds))
+    done = [p for p in parts if p is not None]
+    if len(done) < len(parts):
+        return None
+    starts = np.cumsum([0] + [len(p[1]) for p in done])
+    for (_, within), start in zip(done, starts.tolist(), strict=False):
+        within += np.int32(start)  # places among all moved rows
+    none = [np.zeros(0, dtype=np.int32)]
+    return np.concatenate([p[0] for p in done] or none), np.concatenate([p[1] for p in done] or none)
 
 
 def grouped_score_order(codes: np.ndarray, scores: np.ndarray) -> np.ndarray | None:
