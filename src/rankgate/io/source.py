@@ -44,12 +44,18 @@ EXTENSIONS = {
 BOM = b"\xef\xbb\xbf"
 # What reading a corrupt or truncated compressed file raises (lzma's error is none of the others).
 try:  # ISA-L's gzip decoder (the isal package, a dependency where it has wheels): 3x zlib's speed
-    from isal.igzip_lib import IsalError as _IsalError
-except ImportError:  # pragma: no cover - platforms without isal's wheels read gzip through Arrow
-    _IsalError = None  # type: ignore[assignment,misc]
+    from isal.igzip_lib import IsalError
 
-DECOMPRESS_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, pa.ArrowException, lzma.LZMAError) + (
-    (_IsalError,) if _IsalError is not None else ()
+    _ISAL_ERRORS: tuple[type[BaseException], ...] = (IsalError,)
+except ImportError:  # pragma: no cover - platforms without isal's wheels read gzip through Arrow
+    _ISAL_ERRORS = ()
+
+DECOMPRESS_ERRORS: tuple[type[BaseException], ...] = (
+    OSError,
+    EOFError,
+    pa.ArrowException,
+    lzma.LZMAError,
+    *_ISAL_ERRORS,
 )
 
 
@@ -129,7 +135,7 @@ def open_stream(path: str | os.PathLike[str], codec: str | None) -> object:
         return path
     if codec == "xz":
         return lzma.open(path, "rb")
-    if codec == "gzip" and _IsalError is not None:
+    if codec == "gzip" and _ISAL_ERRORS:
         from isal import igzip
 
         return igzip.open(path, "rb")
@@ -145,7 +151,7 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
             return Path(path).read_bytes()
         if codec == "xz":
             return lzma.decompress(Path(path).read_bytes())
-        if codec == "gzip" and _IsalError is not None:
+        if codec == "gzip" and _ISAL_ERRORS:
             from isal import igzip
 
             return igzip.decompress(Path(path).read_bytes())
