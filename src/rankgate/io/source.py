@@ -12,7 +12,7 @@ import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import pyarrow as pa
 
@@ -46,7 +46,7 @@ BOM = b"\xef\xbb\xbf"
 try:  # ISA-L's gzip decoder (the isal package, a dependency where it has wheels): 3x zlib's speed
     from isal.igzip_lib import IsalError
 
-    _ISAL_ERRORS: tuple[type[BaseException], ...] = (IsalError,)
+    _ISAL_ERRORS: tuple[type[BaseException], ...] = (cast(type[BaseException], IsalError),)  # its stub: an instance
 except ImportError:  # pragma: no cover - platforms without isal's wheels read gzip through Arrow
     _ISAL_ERRORS = ()
 
