@@ -15,6 +15,7 @@ import rankgate.core.native as native_module
 import rankgate.core.run_scan as scan_module
 from rankgate.core.hashing import high_words, string_hashes
 from rankgate.core.run import Run
+from rankgate.measures.block import RankedBlock
 from rankgate.errors import InputError
 
 
@@ -136,3 +137,21 @@ def test_tie_moves_equal_the_numpy_path(seed, monkeypatch):
         for a, b in zip(order[:-1].tolist(), order[1:].tolist(), strict=True):
             if codes[a] == codes[b] and scores[a] == scores[b]:
                 assert ids[a].encode() > ids[b].encode()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_ideal_grades_equal_the_numpy_path(seed, monkeypatch):
+    """Each query's grades sorted descending (short groups by insertion, long ones by qsort)."""
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(0, [5, 40, 200, 3][seed], size=50)
+    qrel_query = np.repeat(np.arange(50, dtype=np.int64), counts)
+    grades = rng.integers(-3, 1_000_000 if seed == 3 else 5, size=len(qrel_query)).astype(np.int64)
+    empty = np.zeros(0, dtype=np.int64)
+
+    def ideal():
+        block = RankedBlock(50, empty, empty, np.zeros(0, dtype=bool), qrel_query, grades.copy())
+        return [a.tolist() for a in block.ideal_grades()]
+
+    native = ideal()
+    monkeypatch.setattr(native_module, "_lib", False)
+    assert native == ideal()

@@ -38,7 +38,7 @@
 static const uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL;
 static const uint64_t MIX = 0xFF51AFD7ED558CCDULL;
 
-int rg_scan_version(void) { return 6; }
+int rg_scan_version(void) { return 7; }
 
 
 /* Whitespace inside a line, as trec_eval's isspace less the line ends. */
@@ -658,4 +658,30 @@ int rg_tie_moves(int64_t lo, int64_t hi, const int32_t *codes, const double *sco
     free(spare);
     counts[0] = moved;
     return status;
+}
+
+/* ---- rg_sort_groups_descending: an ideal ranking's grades ------------------------------------- */
+
+static int descending_int64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x < y) - (x > y);
+}
+
+/* Sort each group values[offsets[g], offsets[g + 1]) of int64 descending, in place (the grades of
+ * each query's judgments, for the ideal ranking of nDCG and the like): insertion sort for short
+ * groups, qsort for long ones. Returns RG_OK. */
+int rg_sort_groups_descending(int64_t groups, const int64_t *offsets, int64_t *values) {
+    for (int64_t g = 0; g < groups; g++) {
+        int64_t *v = values + offsets[g], n = offsets[g + 1] - offsets[g];
+        if (n > 32) {
+            qsort(v, (size_t)n, sizeof(int64_t), descending_int64);
+            continue;
+        }
+        for (int64_t i = 1; i < n; i++) {
+            int64_t x = v[i], j = i;
+            for (; j > 0 && v[j - 1] < x; j--) v[j] = v[j - 1];
+            v[j] = x;
+        }
+    }
+    return RG_OK;
 }

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-VERSION = 6  # rg_scan_version() of the C source this package calls
+VERSION = 7  # rg_scan_version() of the C source this package calls
 LIBRARY = Path(__file__).with_name("_native.so")
 
 _lib: Any = None
@@ -35,7 +35,21 @@ SIGNATURES: dict[str, list[Any]] = {
     "rg_doc_scan": [_I64, *[_P] * 8],
     # rg_tie_moves(lo, hi, codes, scores, doc strings (chunks, starts, offsets, data), out rows, out within, counts)
     "rg_tie_moves": [_I64, _I64, _P, _P, _I64, *[_P] * 3, *[_P] * 3],
+    # rg_sort_groups_descending(groups, offsets, values in place)
+    "rg_sort_groups_descending": [_I64, _P, _P],
 }
+
+
+def sort_groups_descending(offsets: np.ndarray, values: np.ndarray) -> np.ndarray | None:
+    """``values`` (int64) sorted descending within each group of CSR ``offsets``, as a new array;
+    None without the kernels."""
+    lib = library()
+    if lib is None:
+        return None
+    out = np.array(values, dtype=np.int64, copy=True, order="C")
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    lib.rg_sort_groups_descending(len(offsets) - 1, offsets.ctypes.data, out.ctypes.data)
+    return out
 
 
 @dataclass
