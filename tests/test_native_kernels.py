@@ -15,8 +15,8 @@ import rankgate.core.native as native_module
 import rankgate.core.run_scan as scan_module
 from rankgate.core.hashing import high_words, string_hashes
 from rankgate.core.run import Run
-from rankgate.measures.block import RankedBlock
 from rankgate.errors import InputError
+from rankgate.measures.block import RankedBlock
 
 
 @pytest.fixture(autouse=True)
