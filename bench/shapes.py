@@ -6,8 +6,10 @@ for a given size and seed) and changes how the files look: id lengths and id spa
 documents are judged, queries with nothing relevant, score precision and ties, tabs, the
 order of the queries in the run file, gzip, and a BEIR-shaped pair (numeric query ids,
 8-character alphanumeric doc ids, dense judgments, cosine-like scores written in full
-precision). Files are written once into ``WORKDIR/shapes/NAME_LINES/`` and reused
-(``meta.json`` is written last and marks a complete set).
+precision). One shape is not synthetic: ``bm25`` is a real retriever's run (bm25s) over a
+collection of real English text (bench/textcollection.py), with that collection's judgments.
+Files are written once into ``WORKDIR/shapes/NAME_LINES_sSEED/`` and reused (``meta.json`` is
+written last and marks a complete set).
 
     python bench/shapes.py --lines 1000000            # write every shape at 1M run lines
     python bench/shapes.py --lines 200000 --shape numeric --shape tabs
@@ -22,6 +24,7 @@ import shutil
 import sys
 import time
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -30,6 +33,7 @@ import pyarrow.csv as pacsv
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_synthetic as ms
+import textcollection
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,17 @@ class Shape:
     order: str = "bytes"  # bytes (of the query ids), numeric, topics (a fixed random query order), shuffled lines
     gzip: bool = False
     ties: bool = False  # many ties: tools with other tie rules may differ (documented)
+    # synthetic: make_synthetic's data, shaped by the fields above; bm25: bm25s's rankings of
+    # bench/textcollection.py's collection, whose ids, scores and judgments the fields only name
+    source: str = "synthetic"
+
+
+# The bm25 shape: SciFact's size (bench/encode_speed.py's collection), so depth 1,000 is a fifth of
+# the corpus; BM25 as rankgate's bm25 retriever runs it by default (Lucene's k1 and b, bm25s's
+# English stopwords), the document text being its title and text joined by a space (as BEIR's).
+BM25_DOCS = 5183
+BM25_PARAMS = {"k1": 1.2, "b": 0.75, "method": "lucene"}
+BM25_TAG = "bm25"
 
 
 SHAPES = {
@@ -75,6 +90,22 @@ SHAPES = {
             score="full",
             judged=50,
             norel=0.02,
+        ),
+        Shape(
+            "bm25",
+            f"real English text ({BM25_DOCS:,} docs, bench/textcollection.py) ranked by bm25s (BM25 k1 1.2, b 0.75, "
+            "English stopwords) to depth 1,000, score-0 docs padding a query that matches fewer; ~20 judged/query "
+            "(the docs holding the query's sentence, its source doc grade 2); ids q0.. and d0.., collection order; "
+            "float32 scores written as rankgate's run writer does (Python repr of the float); ~14% of rows tied",
+            qid="q",
+            doc="d",
+            doc_space=BM25_DOCS,
+            score="repr32",
+            tie_rate=0.0,
+            judged=0,
+            order="collection",
+            ties=True,
+            source="bm25",
         ),
     ]
 }
@@ -145,6 +176,8 @@ def _writer(path: str, schema: pa.Schema, shape: Shape) -> pacsv.CSVWriter:
 
 def write_shape(out_dir: str, shape: Shape, lines: int, seed: int = 0) -> dict:
     """Write ``run.txt[.gz]`` and ``qrels.txt[.gz]`` of ``shape`` with about ``lines`` run lines."""
+    if shape.source == "bm25":
+        return write_bm25(out_dir, shape, lines, seed)
     t0 = time.perf_counter()
     n = max(1, round(lines / shape.depth))
     saved = ms.DOC_ID_SPACE
@@ -225,6 +258,94 @@ def _write_run(path: str, shape: Shape, data: dict, qids: pa.Array, qorder: np.n
             w.write_batch(pa.record_batch(cols, schema=schema))
 
 
+def write_bm25(out_dir: str, shape: Shape, lines: int, seed: int = 0) -> dict:
+    """``lines // depth`` queries of bench/textcollection.py's collection ranked by bm25s to ``depth``.
+
+    Writes ``corpus.jsonl`` and ``queries.jsonl`` (BEIR), ``qrels.txt`` (TREC: the query's source
+    document grade 2, every other document that holds the query's sentence grade 1) and
+    ``run.txt`` (TREC, queries in collection order, equal scores in corpus order as rankgate's bm25
+    retriever returns them; bm25s pads a query that matches fewer documents with score-0 ones).
+    """
+    import bm25s
+
+    t0 = time.perf_counter()
+    n = max(1, lines // shape.depth)
+    col = textcollection.build(BM25_DOCS, n, seed)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    textcollection.write_corpus(out / "corpus.jsonl", col)
+    textcollection.write_queries(out / "queries.jsonl", col)
+    texts = [f"{col.title(i)} {col.text(i)}" for i in range(len(col.bodies))]
+    model = bm25s.BM25(**BM25_PARAMS)
+    model.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
+    asked = bm25s.tokenize([s for _, s in col.queries], stopwords="en", return_ids=False, show_progress=False)
+    # one thread: 1.7 s for 6,980 queries; bm25s's thread pool took 2.7 s on a busy 2-core machine
+    docs, scores = model.retrieve(asked, k=shape.depth, show_progress=False)
+    order = np.lexsort((docs, -scores), axis=-1)  # by score, descending; equal scores in corpus order
+    docs = np.take_along_axis(docs, order, axis=1).astype(np.int64)
+    scores = np.take_along_axis(scores, order, axis=1)
+
+    holders = col.holders()
+    qrels = [(q, d, 2) for q, (d, _) in enumerate(col.queries)]
+    qrels += [(q, h, 1) for q, (d, s) in enumerate(col.queries) for h in sorted(holders[s] - {d})]
+    qrels.sort(key=lambda r: (r[0], -r[2], r[1]))
+    qrel_q, qrel_doc, qrel_grade = (np.array(c, dtype=np.int64) for c in zip(*qrels, strict=True))
+    qrels_path = str(out / "qrels.txt")
+    table = pa.table(
+        {
+            "qid": _join("q", _strs(qrel_q)),
+            "iter": pa.repeat(pa.scalar("0"), len(qrels)),
+            "docid": _join("d", _strs(qrel_doc)),
+            "grade": pa.array(qrel_grade.astype(np.int32)),
+        }
+    )
+    with _writer(qrels_path, table.schema, shape) as w:
+        w.write_table(table)
+
+    run_path = str(out / "run.txt")
+    names = ["qid", "q0", "docid", "rank", "score", "tag"]
+    schema = pa.schema([(c, pa.int32() if c == "rank" else pa.string()) for c in names])
+    per = max(1, ms.CHUNK_ROWS // shape.depth)
+    with _writer(run_path, schema, shape) as w:
+        for a in range(0, n, per):
+            q = np.arange(a, min(a + per, n))
+            m = len(q) * shape.depth
+            cols = [
+                _join("q", _strs(np.repeat(q, shape.depth))),
+                pa.repeat(pa.scalar("Q0"), m),
+                _join("d", _strs(docs[q].ravel())),
+                pa.array(np.tile(np.arange(1, shape.depth + 1, dtype=np.int32), len(q))),
+                pa.array([repr(x) for x in scores[q].ravel().astype(np.float64).tolist()], pa.string()),
+                pa.repeat(pa.scalar(BM25_TAG), m),
+            ]
+            w.write_batch(pa.record_batch(cols, schema=schema))
+
+    retrieved = np.zeros((n, BM25_DOCS), dtype=bool)
+    retrieved[np.arange(n)[:, None], docs] = True
+    positive = scores > 0
+    return {
+        "shape": asdict(shape),
+        "lines": lines,
+        "seed": seed,
+        "run": run_path,
+        "qrels": qrels_path,
+        "corpus": str(out / "corpus.jsonl"),
+        "queries": str(out / "queries.jsonl"),
+        "docs": BM25_DOCS,
+        "bm25": {**BM25_PARAMS, "stopwords": "en", "library": f"bm25s {bm25s.__version__}"},
+        "n_queries": n,
+        "distinct_query_texts": len({s for _, s in col.queries}),
+        "run_lines": n * shape.depth,
+        "qrels_lines": len(qrels),
+        "run_bytes": os.path.getsize(run_path),
+        "queries_without_relevant": 0,
+        "relevant_retrieved": int(retrieved[qrel_q, qrel_doc].sum()),
+        "score_zero_rows": int((~positive).sum()),
+        "tied_rows": int((scores[:, 1:] == scores[:, :-1]).sum()),
+        "seconds": round(time.perf_counter() - t0, 2),
+    }
+
+
 def ensure_shape(workdir: str, name: str, lines: int, seed: int = 0, regen: bool = False) -> dict:
     """The files of shape ``name`` at ``lines`` run lines, written once into ``workdir/shapes``."""
     shape = SHAPES[name]
@@ -233,8 +354,9 @@ def ensure_shape(workdir: str, name: str, lines: int, seed: int = 0, regen: bool
     if not regen and os.path.exists(meta_path):
         with open(meta_path) as f:
             meta = json.load(f)
-        same = {k: v for k, v in meta.get("shape", {}).items() if k != "note"}
-        if same == {k: v for k, v in asdict(shape).items() if k != "note"}:  # the note is no part of the files
+        # the note is no part of the files; files written before a field existed have its default
+        have = {**asdict(Shape("", "")), **meta.get("shape", {})}
+        if all(have[k] == v for k, v in asdict(shape).items() if k != "note"):
             return meta
     if os.path.isdir(out):
         shutil.rmtree(out)

@@ -7,6 +7,7 @@ must give the hand-computed values.
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -357,6 +358,13 @@ BAD_INPUT = [
         "gzip-magic-but-corrupt",
         QRELS,
         b"\x1f\x8b this is not gzip",
+        2,
+        ["run.txt", "decompress"],
+    ),
+    (
+        "gzip-cut-short",  # a valid start, then the file ends: the decoder's end-of-stream error, named
+        QRELS,
+        gzip.compress(("".join(f"q1 Q0 d{i} {i} {1 / (i + 1):.6f} t\n" for i in range(20_000))).encode())[:4000],
         2,
         ["run.txt", "decompress"],
     ),

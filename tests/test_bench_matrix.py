@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import math
+import re
 import sys
+from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
@@ -72,3 +77,67 @@ def test_every_order_and_spelling_of_a_shape_evaluates_as_its_data(tmp_path: Pat
         base = shapes.write_shape(str(tmp_path / "base"), shapes.SHAPES["base"], 2000)
         assert got == evaluate(base["qrels"], base["run"], ["P@10", "AP"]).aggregate
     assert 0 < got["AP"] < 1
+
+
+def _bm25(query: str, texts: list[str], k1: float = 1.2, b: float = 0.75) -> np.ndarray:
+    """Lucene's BM25 of every text for ``query``, written out here (bm25s's tokens: words of 2+
+    characters, lower-cased, English stopwords dropped), to check the shape's scores against."""
+    from bm25s.stopwords import STOPWORDS_EN
+
+    def words(t: str) -> list[str]:
+        return [w for w in re.findall(r"(?u)\b\w\w+\b", t.lower()) if w not in STOPWORDS_EN]
+
+    docs = [Counter(words(t)) for t in texts]
+    lengths = np.array([sum(d.values()) for d in docs], dtype=float)
+    norm = k1 * (1 - b + b * lengths / lengths.mean())
+    scores = np.zeros(len(docs))
+    for term in words(query):
+        tf = np.array([d[term] for d in docs], dtype=float)
+        df = int((tf > 0).sum())
+        scores += math.log(1 + (len(docs) - df + 0.5) / (df + 0.5)) * tf / (tf + norm)
+    return scores
+
+
+@pytest.mark.extra("bench")  # bm25s
+def test_the_bm25_shape_is_a_bm25_ranking_of_its_own_collection_and_judgments(tmp_path: Path) -> None:
+    """bm25: queries x 1,000 lines, each query's docs ranked by their BM25 score for it (scores as
+    float32 reprs, descending), judged by the collection (every doc holding the query's sentence,
+    its source doc grade 2), and the same bytes on a second build."""
+    meta = shapes.write_shape(str(tmp_path / "a"), shapes.SHAPES["bm25"], 2000)
+    assert (meta["n_queries"], meta["run_lines"]) == (2, 2000)
+    corpus = [json.loads(line) for line in Path(meta["corpus"]).read_text().splitlines()]
+    ids = [d["_id"] for d in corpus]
+    position = {d: i for i, d in enumerate(ids)}
+    texts = [f"{d['title']} {d['text']}" for d in corpus]
+    queries = {q["_id"]: q["text"] for q in map(json.loads, Path(meta["queries"]).read_text().splitlines())}
+    assert len(corpus) >= 5000 and ids == [f"d{i}" for i in range(len(corpus))] and list(queries) == ["q0", "q1"]
+
+    rows = [line.split(" ") for line in Path(meta["run"]).read_text().splitlines()]
+    assert len(rows) == 2000 and {(r[1], r[5]) for r in rows} == {("Q0", "bm25")}
+    assert [r[0] for r in rows] == ["q0"] * 1000 + ["q1"] * 1000  # collection order, 1,000 each
+    for qid, query in queries.items():
+        ranked = [r for r in rows if r[0] == qid]
+        assert [int(r[3]) for r in ranked] == list(range(1, 1001))
+        docs = [position[r[2]] for r in ranked]
+        assert len(set(docs)) == 1000
+        scores = np.array([float(r[4]) for r in ranked])
+        assert all(r[4] == repr(float(np.float32(r[4]))) for r in ranked)  # float32 values, repr'd
+        assert (np.diff(scores) <= 0).all() and (np.diff(scores) == 0).any()  # descending, with real ties
+        want = _bm25(query, texts)
+        np.testing.assert_allclose(scores, want[docs], rtol=1e-5, atol=1e-5)
+        assert np.sort(want)[-1000] <= scores[-1] + 1e-5  # no doc left out scores above the last one kept
+
+    qrels = [line.split(" ") for line in Path(meta["qrels"]).read_text().splitlines()]
+    assert len(qrels) == meta["qrels_lines"] and {r[1] for r in qrels} == {"0"}
+    for qid, query in queries.items():
+        judged = {r[2]: int(r[3]) for r in qrels if r[0] == qid}
+        holding = {d for d, t in zip(ids, texts, strict=True) if query in t}
+        assert judged.keys() == holding and len(holding) >= 3  # several judgments: all docs holding it
+        (source,) = [d for d, g in judged.items() if g == 2]
+        assert set(judged.values()) == {1, 2} and query in corpus[position[source]]["text"]
+
+    again = shapes.write_shape(str(tmp_path / "b"), shapes.SHAPES["bm25"], 2000)
+    for key in ("run", "qrels", "corpus", "queries"):
+        assert Path(again[key]).read_bytes() == Path(meta[key]).read_bytes()
+    got = evaluate(meta["qrels"], meta["run"], ["P@10", "AP"]).aggregate
+    assert 0 < got["AP"] <= 1 and 0 < got["P@10"] <= 1

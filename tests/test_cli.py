@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -420,3 +421,24 @@ def test_python_dash_m_exits_as_the_installed_command() -> None:
     done = subprocess.run([sys.executable, "-m", "rankgate", *argv], capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stderr
     assert "FAIL" in done.stdout
+
+
+def test_evaluation_verbs_start_numpy_without_blas_threads():
+    """OpenBLAS's threads spin on the cores rankgate's workers need: verbs without matrix products
+    start numpy with one (unless the user chose); bench, demo, retrieve, index and label keep them."""
+    script = (
+        "import os, sys; from rankgate.cli import LazyGroup, cli\n"
+        "import click\n"
+        "LazyGroup.get_command(cli, click.Context(cli), sys.argv[1])\n"
+        "print(os.environ.get('OPENBLAS_NUM_THREADS'))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    seen = {}
+    for verb in ("eval", "compare", "bench"):
+        done = subprocess.run([sys.executable, "-c", script, verb], capture_output=True, text=True, env=env, check=True)
+        seen[verb] = done.stdout.split()
+    assert seen == {"eval": ["1"], "compare": ["1"], "bench": ["None"]}
+    chosen = subprocess.run(
+        [sys.executable, "-c", script, "eval"], capture_output=True, text=True, env={**env, "OPENBLAS_NUM_THREADS": "3"}
+    )
+    assert chosen.stdout.split() == ["3"]

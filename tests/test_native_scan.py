@@ -124,6 +124,36 @@ def test_every_score_is_read_as_pythons_float_reads_it(native, tmp_path, monkeyp
     assert check_file(path, "run", monkeypatch)
 
 
+def _near_halfway_texts(count: int) -> list[str]:
+    """Decimals of 16 to 19 significant digits at, and a digit either side of, the exact midpoint of two
+    neighbouring doubles: where a once-rounded extended-precision quotient must not be rounded again."""
+    from decimal import Decimal, getcontext
+
+    getcontext().prec = 60
+    rng = random.Random(11)
+    texts = []
+    for _ in range(count):
+        value = rng.choice([rng.random(), rng.uniform(0, 1e6), 10 ** rng.uniform(-25, 40)])
+        midpoint = (Decimal(value) + Decimal(np.nextafter(value, np.inf))) / 2
+        digits = rng.randint(16, 19)
+        exact = f"{midpoint:.{digits - 1}e}"
+        mantissa, exponent = exact.split("e")
+        last = Decimal(1).scaleb(-(digits - 1))
+        for nudge in (-last, 0, last):
+            texts.append(f"{Decimal(mantissa) + nudge}e{exponent}")
+            texts.append(f"{(Decimal(mantissa) + nudge).scaleb(int(exponent)):f}")  # fixed notation
+    return texts
+
+
+def test_scores_near_a_halfway_point_are_read_as_pythons_float_reads_them(native, tmp_path):
+    texts = _near_halfway_texts(4000)
+    path = tmp_path / "halfway.run"
+    path.write_text("".join(f"q{i % 5} Q0 d{i} 1 {t} tag\n" for i, t in enumerate(texts)))
+    scanned = native_scan.scan(str(path), None, "run")
+    assert scanned is not None
+    assert scanned.values.view(np.uint64).tolist() == np.array([float(t) for t in texts]).view(np.uint64).tolist()
+
+
 @pytest.mark.parametrize("score", ["inf", "-inf", "nan", "1e400", "0x10", "1.5e", "e5", "-", ".", "1_0", "1,5", "--1"])
 def test_scores_it_does_not_read_go_to_the_general_path(native, tmp_path, monkeypatch, score):
     path = tmp_path / "bad.run"

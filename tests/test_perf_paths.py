@@ -17,7 +17,6 @@ import pytest
 import rankgate
 import rankgate.core.columns as columns_module
 import rankgate.core.native as native_module
-import rankgate.core.qrels as qrels_module
 import rankgate.core.run as run_module
 import rankgate.core.run_scan as scan_module
 import rankgate.evaluation.join as join_module
@@ -139,7 +138,6 @@ def test_filtered_join_equals_unfiltered_and_reference(seed, monkeypatch):
         patch.setattr(run_module, "string_hashes", _constant_hashes)
         patch.setattr(scan_module, "string_hashes", _constant_hashes)
         patch.setattr(columns_module, "string_hashes", _constant_hashes)
-        patch.setattr(qrels_module, "string_hashes", _constant_hashes)
         colliding = Run.from_dict(run_map)
         colliding_result = rankgate.evaluate(Qrels.from_dict(qrels_map), colliding, MEASURES)
     assert colliding.self_matches == run.self_matches

@@ -46,6 +46,19 @@ _COMMANDS = {
 }
 
 
+# Verbs whose numpy matrix products (exact vector search, encoders' pre- and post-processing) use
+# BLAS threads. Every other verb runs without them: OpenBLAS starts a thread per core when numpy is
+# imported, and its threads spin for a while on cores that rankgate's own workers need (on 2 cores,
+# 0.15 to 0.25 s of CPU in a 7M-line `eval`; docs/performance.md).
+_BLAS_VERBS = frozenset({"bench", "demo", "index", "retrieve", "label"})
+
+
+def _without_blas_threads(verb: str) -> None:
+    """One OpenBLAS thread for ``verb`` unless it needs more or the user chose (before numpy loads)."""
+    if verb not in _BLAS_VERBS and "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 class LazyGroup(click.Group):
     """Imports a verb's module only when it is invoked, so `rankgate --help` stays fast."""
 
@@ -56,6 +69,7 @@ class LazyGroup(click.Group):
         if name not in _COMMANDS:
             return None
         module, attr, _ = _COMMANDS[name]
+        _without_blas_threads(name)
         command: click.Command = getattr(importlib.import_module(module), attr)
         return command
 

@@ -17,6 +17,7 @@
  * Plain C99, no Python API: ctypes releases the GIL while it runs, so windows of a file are
  * read on several threads.
  */
+#include <float.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +38,7 @@
 static const uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL;
 static const uint64_t MIX = 0xFF51AFD7ED558CCDULL;
 
-int rg_scan_version(void) { return 4; }
+int rg_scan_version(void) { return 7; }
 
 
 /* Whitespace inside a line, as trec_eval's isspace less the line ends. */
@@ -48,6 +49,39 @@ static inline int is_field_byte(uint8_t c) { return c > ' ' && c < 0x7f; }
 
 static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                  1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+#if defined(__x86_64__) && LDBL_MANT_DIG == 64
+/* x87 extended precision: a 64-bit significand holds every mantissa of up to 19 digits and every
+ * power of ten up to 1e27 exactly, so mantissa * 10^power (or / 10^-power) is one IEEE operation,
+ * rounded once to 64 bits. Rounding that to double's 53 bits gives the correctly rounded double
+ * unless the 11 bits dropped are exactly a half (10000000000b): only then may the exact value lie
+ * on the other side of the halfway point between two doubles (the first rounding moved it less
+ * than half a unit of the 64-bit significand). Scores of 17 digits (Python's repr, numpy's
+ * savetxt) take this path instead of strtod. */
+static const long double POW10L[28] = {1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,
+                                       1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L,
+                                       1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L};
+
+static int extended_quotient(uint64_t mantissa, int64_t power, double *out) {
+    uint16_t control;
+    __asm__ volatile("fnstcw %0" : "=m"(control));
+    if (((control >> 8) & 3) != 3) return 0; /* the x87 unit set to round to fewer than 64 bits */
+    long double value = (long double)mantissa;
+    value = power < 0 ? value / POW10L[-power] : value * POW10L[power];
+    uint64_t significand;
+    memcpy(&significand, &value, sizeof significand); /* the x87 format's low 8 bytes */
+    if ((significand & 0x7FF) == 0x400) return 0;
+    *out = (double)value; /* between 1e-27 and 1e46: a normal double, no second range to handle */
+    return 1;
+}
+#else
+static int extended_quotient(uint64_t mantissa, int64_t power, double *out) {
+    (void)mantissa;
+    (void)power;
+    (void)out;
+    return 0; /* strtod reads it */
+}
+#endif
 
 /* A decimal score [+-]digits[.digits][(e|E)[+-]digits], correctly rounded (as Arrow's parser and C's
  * strtod): exact arithmetic when the digits fit in 53 bits and the power of ten is exact (one
@@ -102,6 +136,10 @@ static int read_score(const uint8_t *p, int64_t n, double *out) {
     }
     if (mantissa == 0) {
         *out = negative ? -0.0 : 0.0;
+        return RG_OK;
+    }
+    if (significant <= 19 && power >= -27 && power <= 27 && extended_quotient(mantissa, power, out)) {
+        if (negative) *out = -*out;
         return RG_OK;
     }
     if (n >= MAX_NUMBER) return RG_NUMBER;
@@ -488,6 +526,166 @@ int rg_join(int64_t first, int64_t last, const int64_t *run_offsets, const int32
     return status;
 }
 
+/* ---- rg_doc_scan: duplicates, own-id candidates and hash words of a run's rows ------------------- */
+
+#define RG_SCATTERED 9 /* the rows' query codes are not ascending */
+
+/* For rows [0, n) whose query codes ascend (each query's rows together), with each doc id's 64-bit
+ * hash (rankgate.core.hashing.string_hashes) and each query id's:
+ *   high[r]            the high 32 bits of hashes[r] (the words Run keeps for joins)
+ *   self_rows          rows whose doc-id hash equals their query id's hash (may be the query's own id)
+ *   later[i], first[i] a row whose doc-id hash equals that of an earlier row of its query, and the
+ *                      first such row: candidate duplicates, for the caller to check on the strings
+ * counts: [self rows, pairs]. Each output holds up to n entries. Returns RG_OK, RG_SCATTERED or
+ * RG_CAPACITY (out of memory). */
+int rg_doc_scan(int64_t n, const int32_t *codes, const uint64_t *hashes, const uint64_t *query_hashes, uint32_t *high,
+                int64_t *self_rows, int64_t *later, int64_t *first, int64_t *counts) {
+    int64_t widest = 0, selves = 0, pairs = 0;
+    for (int64_t a = 0, b; a < n; a = b) {
+        for (b = a + 1; b < n && codes[b] == codes[a]; b++) {
+        }
+        if (b < n && codes[b] < codes[a]) return RG_SCATTERED;
+        if (b - a > widest) widest = b - a;
+    }
+    if (widest > ((int64_t)1 << 30)) return RG_CAPACITY;
+    int bits = 4;
+    while (((int64_t)1 << bits) < 2 * widest) bits++;
+    int64_t *slots = malloc(((size_t)1 << bits) * sizeof(int64_t)); /* row + 1; 0: empty */
+    if (!slots) return RG_CAPACITY;
+    for (int64_t a = 0, b; a < n; a = b) {
+        for (b = a + 1; b < n && codes[b] == codes[a]; b++) {
+        }
+        int group_bits = 4;
+        while (((int64_t)1 << group_bits) < 2 * (b - a)) group_bits++;
+        const uint64_t mask = ((uint64_t)1 << group_bits) - 1;
+        memset(slots, 0, (size_t)(mask + 1) * sizeof(int64_t));
+        const uint64_t own = query_hashes[codes[a]];
+        for (int64_t r = a; r < b; r++) {
+            const uint64_t h = hashes[r];
+            high[r] = (uint32_t)(h >> 32);
+            if (h == own) self_rows[selves++] = r;
+            uint64_t i = (h * GOLDEN) >> (64 - group_bits);
+            for (; slots[i]; i = (i + 1) & mask)
+                if (hashes[slots[i] - 1] == h) break;
+            if (slots[i]) {
+                later[pairs] = r;
+                first[pairs] = slots[i] - 1;
+                pairs++;
+            } else {
+                slots[i] = r + 1;
+            }
+        }
+    }
+    free(slots);
+    counts[0] = selves;
+    counts[1] = pairs;
+    return RG_OK;
+}
+
+/* ---- rg_tie_moves: trec_eval's order inside groups of equal scores ---------------------------- */
+
+typedef struct {
+    const uint8_t *bytes;
+    int64_t length;
+    int32_t row; /* the row's place in its group */
+} Key;
+
+/* Whether a's doc id comes before b's in trec_eval's order of tied rows: byte-wise descending. */
+static inline int before(const Key *a, const Key *b) {
+    int64_t n = a->length < b->length ? a->length : b->length;
+    int c = memcmp(a->bytes, b->bytes, (size_t)n);
+    return c != 0 ? c > 0 : a->length > b->length;
+}
+
+/* Sort keys[0, n) by `before` (doc ids are distinct within a query, so no two keys are equal):
+ * insertion sort for short groups, else merge sort through spare[0, n). */
+static void sort_keys(Key *keys, Key *spare, int64_t n) {
+    if (n <= 16) {
+        for (int64_t i = 1; i < n; i++) {
+            Key k = keys[i];
+            int64_t j = i;
+            for (; j > 0 && before(&k, &keys[j - 1]); j--) keys[j] = keys[j - 1];
+            keys[j] = k;
+        }
+        return;
+    }
+    int64_t half = n / 2;
+    sort_keys(keys, spare, half);
+    sort_keys(keys + half, spare, n - half);
+    memcpy(spare, keys, (size_t)half * sizeof(Key));
+    int64_t i = 0, j = half, k = 0;
+    while (i < half && j < n) keys[k++] = before(&keys[j], &spare[i]) ? keys[j++] : spare[i++];
+    while (i < half) keys[k++] = spare[i++];
+}
+
+/* Rows [lo, hi) of a run sorted by (query code, score descending), doc ids in `docs` (global rows):
+ * every row in a group of equal (code, score) of two or more, ascending (rows[0, counts[0]), relative
+ * to lo), and within[i], the place in rows of the row that trec_eval's order puts at rows[i] (doc
+ * id descending, byte-wise). Each output holds up to hi - lo entries. Returns RG_OK or RG_CAPACITY
+ * (out of memory). */
+int rg_tie_moves(int64_t lo, int64_t hi, const int32_t *codes, const double *scores, int64_t doc_chunks,
+                 const int64_t *doc_starts, const int32_t *const *doc_offsets, const uint8_t *const *doc_data,
+                 int32_t *rows, int32_t *within, int64_t *counts) {
+    const Strings docs = {doc_chunks, doc_starts, doc_offsets, doc_data};
+    int64_t moved = 0, capacity = 0;
+    Key *keys = NULL, *spare = NULL;
+    int status = RG_OK;
+    for (int64_t a = lo, b; a < hi; a = b) {
+        for (b = a + 1; b < hi && codes[b] == codes[a] && scores[b] == scores[a]; b++) {
+        }
+        const int64_t size = b - a;
+        if (size < 2) continue;
+        if (size > capacity) {
+            capacity = size > 2 * capacity ? size : 2 * capacity;
+            Key *k = realloc(keys, (size_t)capacity * sizeof(Key)), *s = k ? realloc(spare, (size_t)capacity * sizeof(Key)) : NULL;
+            if (k) keys = k;
+            if (s) spare = s;
+            if (!k || !s) {
+                status = RG_CAPACITY;
+                break;
+            }
+        }
+        for (int64_t r = a; r < b; r++) {
+            keys[r - a].bytes = string_at(&docs, r, &keys[r - a].length);
+            keys[r - a].row = (int32_t)(r - a);
+            rows[moved + r - a] = (int32_t)(r - lo);
+        }
+        sort_keys(keys, spare, size);
+        for (int64_t i = 0; i < size; i++) within[moved + i] = (int32_t)(moved + keys[i].row);
+        moved += size;
+    }
+    free(keys);
+    free(spare);
+    counts[0] = moved;
+    return status;
+}
+
+/* ---- rg_sort_groups_descending: an ideal ranking's grades ------------------------------------- */
+
+static int descending_int64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x < y) - (x > y);
+}
+
+/* Sort each group values[offsets[g], offsets[g + 1]) of int64 descending, in place (the grades of
+ * each query's judgments, for the ideal ranking of nDCG and the like): insertion sort for short
+ * groups, qsort for long ones. Returns RG_OK. */
+int rg_sort_groups_descending(int64_t groups, const int64_t *offsets, int64_t *values) {
+    for (int64_t g = 0; g < groups; g++) {
+        int64_t *v = values + offsets[g], n = offsets[g + 1] - offsets[g];
+        if (n > 32) {
+            qsort(v, (size_t)n, sizeof(int64_t), descending_int64);
+            continue;
+        }
+        for (int64_t i = 1; i < n; i++) {
+            int64_t x = v[i], j = i;
+            for (; j > 0 && v[j - 1] < x; j--) v[j] = v[j - 1];
+            v[j] = x;
+        }
+    }
+    return RG_OK;
+}
+
 
 /* ---- kernels for scattered runs: rows grouped by query and sorted by score, strings gathered ---- */
 
@@ -503,7 +701,7 @@ int rg_join(int64_t first, int64_t last, const int64_t *run_offsets, const int32
  * score descending, file order among equal scores) without random reads (rankgate.core.scattered);
  * see "Grouping a shuffled run" below. */
 
-#define RG_RANGE 9 /* a code or row outside its column */
+#define RG_RANGE 10 /* a code or row outside its column */
 #define AHEAD 16   /* rows read ahead */
 #define RING 64    /* a power of two above 2 * AHEAD: what the rows ahead found */
 

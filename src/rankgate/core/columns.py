@@ -312,6 +312,15 @@ def keep_mask(
     return keep
 
 
+def slice_bounds(cuts: Any, n: int) -> list[int]:
+    """Distinct row bounds 0, the ascending ``cuts``..., ``n``, as a list: the edges of row slices.
+
+    (Not ``np.unique``: the cuts are already in order, and numpy's unique imports numpy.ma.)
+    """
+    bounds = np.concatenate([[0], np.asarray(cuts, dtype=np.int64), [n]])
+    return bounds[np.concatenate([[True], bounds[1:] != bounds[:-1]])].tolist()
+
+
 def group_offsets(sorted_codes: np.ndarray, n_groups: int) -> np.ndarray:
     """CSR offsets (length ``n_groups + 1``) of rows sorted by group code.
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-VERSION = 4  # rg_scan_version() of the C source this package calls
+VERSION = 7  # rg_scan_version() of the C source this package calls
 LIBRARY = Path(__file__).with_name("_native.so")
 
 _lib: Any = None
@@ -32,6 +32,12 @@ SIGNATURES: dict[str, list[Any]] = {
     # rg_join(first, last, run offsets, judged query, qrels offsets, run high, qrels high,
     #         run strings (chunks, starts, offsets, data), qrels strings (same), capacity, out run, out qrels, counts)
     "rg_join": [_I64, _I64, *[_P] * 5, _I64, *[_P] * 3, _I64, *[_P] * 3, _I64, *[_P] * 3],
+    # rg_doc_scan(rows, codes, hashes, query hashes, out high, out self rows, out later, out first, counts)
+    "rg_doc_scan": [_I64, *[_P] * 8],
+    # rg_tie_moves(lo, hi, codes, scores, doc strings (chunks, starts, offsets, data), out rows, out within, counts)
+    "rg_tie_moves": [_I64, _I64, _P, _P, _I64, *[_P] * 3, *[_P] * 3],
+    # rg_sort_groups_descending(groups, offsets, values in place)
+    "rg_sort_groups_descending": [_I64, _P, _P],
     # rg_take_string_lengths(lo, hi, rows, strings (chunks, starts, offsets, data), out offsets, totals)
     "rg_take_string_lengths": [_I64, _I64, _P, _I64, *[_P] * 3, _P, _P],
     # rg_take_string_bytes(lo, hi, rows, strings (chunks, starts, offsets, data), base, out offsets, out data)
@@ -48,6 +54,18 @@ SIGNATURES: dict[str, list[Any]] = {
     # rg_permute_strings(first part, last part, part starts, perm, byte starts, offsets, data)
     "rg_permute_strings": [_I64, _I64, *[_P] * 5],
 }
+
+
+def sort_groups_descending(offsets: np.ndarray, values: np.ndarray) -> np.ndarray | None:
+    """``values`` (int64) sorted descending within each group of CSR ``offsets``, as a new array;
+    None without the kernels."""
+    lib = library()
+    if lib is None:
+        return None
+    out = np.array(values, dtype=np.int64, copy=True, order="C")
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    lib.rg_sort_groups_descending(len(offsets) - 1, offsets.ctypes.data, out.ctypes.data)
+    return out
 
 
 @dataclass

@@ -12,12 +12,12 @@ from rankgate.core.columns import (
     DUPLICATE_POLICIES,
     arrow_to_frame,
     as_strings,
-    duplicate_keep_mask,
     group_offsets,
+    keep_mask,
     take_rows,
 )
-from rankgate.core.hashing import high_words, string_hashes
 from rankgate.core.ids import RowLocator, check_ids, default_locator, intern_query_ids, mapping_locator
+from rankgate.core.run_scan import scan_doc_ids
 from rankgate.errors import DuplicateError, InputError
 
 
@@ -72,10 +72,10 @@ class Qrels:
                 remedy="pass duplicates='first' or 'max' (CLI: --duplicates) to keep one",
             )
 
-        hashes = string_hashes(dcol) if doc_hashes is None else doc_hashes
-        high = high_words(hashes)  # kept for the join
-        keep = duplicate_keep_mask(codes, dcol, grade, duplicates, describe, key_hashes=hashes)  # consumes them
-        del hashes
+        scan = scan_doc_ids(interned.codes, dcol, self.query_ids, doc_hashes)  # duplicates, and hash words to keep
+        high = scan.hash_high  # for the join
+        keep = keep_mask(scan.later, scan.first, len(codes), grade, duplicates, describe)
+        del scan
         if keep is not None:
             idx = np.flatnonzero(keep)
             codes, grade, dcol, high = codes[idx], grade[idx], take_rows(dcol, idx), high[idx]

@@ -268,12 +268,16 @@ class Run:
         position = np.asarray(rows, dtype=np.int64)
         moved, within = self._moves(ties)
         if len(moved) and len(position):
-            at = np.minimum(np.searchsorted(moved, position), len(moved) - 1)
-            hit = moved[at] == position
-            inverse = np.empty(len(within), dtype=within.dtype)
-            inverse[within] = np.arange(len(within), dtype=within.dtype)
-            position = position.copy()
-            position[hit] = moved[inverse[at[hit]]]
+            in_group = np.zeros(self.num_rows, dtype=bool)  # one gather per row, a search only for moved ones
+            in_group[moved] = True
+            hit = np.flatnonzero(in_group[position])
+            del in_group
+            if len(hit):
+                at = np.searchsorted(moved, position[hit])
+                inverse = np.empty(len(within), dtype=within.dtype)
+                inverse[within] = np.arange(len(within), dtype=within.dtype)
+                position = position.copy()
+                position[hit] = moved[inverse[at]]
         return position - self.offsets[codes]
 
     def candidate_rows(

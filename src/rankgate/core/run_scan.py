@@ -16,12 +16,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from rankgate.core import native
 from rankgate.core.columns import (
     column_to_numpy,
     find_duplicate_pairs,
     indices,
     numeric_array,
     release_unused,
+    slice_bounds,
     take_rows,
 )
 from rankgate.core.hashing import string_hashes
@@ -46,9 +48,9 @@ def scan_doc_ids(
 
     When each query's rows are contiguous (as in nearly every run file) the rows are taken
     in slices of about `SLICE_ROWS` that never split a query, so duplicates are found slice
-    by slice, on several threads: no full-size hash array, and sorts that stay in cache.
-    Otherwise one pass covers the whole run. ``doc_hashes``: the doc ids' `string_hashes`, when
-    the caller has them.
+    by slice, on several threads: no full-size hash array, and sorts that stay in cache (or, with
+    the native kernels and ascending query codes, a small hash table per query). Otherwise one
+    pass covers the whole run. ``doc_hashes``: the doc ids' `string_hashes`, when the caller has them.
     """
     n = len(codes)
     query_hashes = string_hashes(query_ids)
@@ -58,15 +60,44 @@ def scan_doc_ids(
         lo, hi = bounds
         part = docs.slice(lo, hi - lo)
         group = codes[lo:hi]
-        hashes = string_hashes(part) if doc_hashes is None else doc_hashes[lo:hi].copy()  # the copy is consumed
-        matches = np.flatnonzero(np.take(query_hashes, group) == hashes) + lo
-        high[lo:hi] = hashes.view("<u4")[1::2]
-        later, first = find_duplicate_pairs(group, part, hashes)  # consumes the hashes
-        return matches, later + lo, first + lo
+        hashes = string_hashes(part) if doc_hashes is None else doc_hashes[lo:hi]
+        found = _native_doc_scan(group, part, hashes, query_hashes, high[lo:hi])
+        if found is None:
+            hashes = hashes.copy() if doc_hashes is not None else hashes  # find_duplicate_pairs consumes it
+            matches = np.flatnonzero(np.take(query_hashes, group) == hashes)
+            high[lo:hi] = hashes.view("<u4")[1::2]
+            later, first = find_duplicate_pairs(group, part, hashes)
+            found = matches, later, first
+        return found[0] + lo, found[1] + lo, found[2] + lo
 
     parts = parallel_map(scan, query_aligned_slices(codes, len(query_ids)))
     none = [np.zeros(0, dtype=np.int64)]
     return DocScan(high, *(np.concatenate([p[i] for p in parts] or none) for i in range(3)))
+
+
+def _native_doc_scan(
+    codes: np.ndarray, docs: pa.ChunkedArray, hashes: np.ndarray, query_hashes: np.ndarray, high: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """`scan_doc_ids`' work on one slice by the native kernel (rows whose query codes ascend), writing
+    ``high``: (self-match candidates, later, first rows of duplicate pairs), or None (no kernel,
+    codes out of order, or two different doc ids of a query share a hash: the numpy path decides)."""
+    lib = native.library()
+    if lib is None or codes.dtype != np.int32 or not high.flags.c_contiguous:
+        return None
+    n = len(codes)
+    hashes = np.ascontiguousarray(hashes, dtype=np.uint64)
+    query_hashes = np.ascontiguousarray(query_hashes, dtype=np.uint64)
+    codes = np.ascontiguousarray(codes)
+    self_rows, later, first = (np.empty(n, dtype=np.int64) for _ in range(3))
+    counts = np.zeros(2, dtype=np.int64)
+    arrays = (codes, hashes, query_hashes, high, self_rows, later, first, counts)
+    if lib.rg_doc_scan(n, *(a.ctypes.data for a in arrays)) != 0:
+        return None
+    selves, pairs = int(counts[0]), int(counts[1])
+    later, first = later[:pairs].copy(), first[:pairs].copy()
+    if pairs and not pc.all(pc.equal(take_rows(docs, later), take_rows(docs, first))).as_py():
+        return None  # a hash shared by two different ids: never seen, but the answer must be exact
+    return self_rows[:selves].copy(), later, first
 
 
 def query_aligned_slices(codes: np.ndarray, n_queries: int) -> list[tuple[int, int]]:
@@ -79,8 +110,8 @@ def query_aligned_slices(codes: np.ndarray, n_queries: int) -> list[tuple[int, i
         return [(0, n)]
     wanted = np.arange(SLICE_ROWS, n, SLICE_ROWS)
     cuts = starts[np.minimum(np.searchsorted(starts, wanted), len(starts) - 1)] if len(starts) else starts
-    bounds = np.unique(np.concatenate([[0], cuts, [n]]))
-    return list(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True))
+    bounds = slice_bounds(cuts, n)
+    return list(itertools.pairwise(bounds))
 
 
 def find_self_matches(
@@ -116,7 +147,10 @@ def tie_group_moves(
     n = len(codes)
     kind = np.int32 if n < 2**31 else np.int64
     cuts = np.searchsorted(codes, codes[np.arange(SLICE_ROWS, n, SLICE_ROWS)], side="left")  # query starts
-    bounds = np.unique(np.concatenate([[0], cuts, [n]])).tolist()
+    bounds = slice_bounds(cuts, n)
+    found = None if callable(docs) else _native_tie_moves(codes, scores, docs, bounds)
+    if found is not None:
+        return found
 
     def flags(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray] | None:
         """Row i is tied with row i - 1 (``after_tie``) and row i is in a tie group (``involved``)."""
@@ -163,6 +197,38 @@ def tie_group_moves(
     parallel_map(moves, range(len(slices)))
     release_unused()  # the slices' temporaries, spread over the threads' heaps
     return rows, within
+
+
+def _native_tie_moves(
+    codes: np.ndarray, scores: np.ndarray, docs: pa.ChunkedArray, bounds: list[int]
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """`tie_group_moves` by the native kernel, slice by slice on a few threads; None where it does not
+    apply (no kernels, 2**31 rows or more, a doc-id column it cannot read)."""
+    lib = native.library()
+    strings = native.string_chunks(docs) if lib is not None and len(codes) < 2**31 else None
+    if lib is None or strings is None:
+        return None
+    codes = np.ascontiguousarray(codes, dtype=np.int32)
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
+
+    def moves(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray] | None:
+        rows, within = np.empty(hi - lo, dtype=np.int32), np.empty(hi - lo, dtype=np.int32)
+        counts = np.zeros(1, dtype=np.int64)
+        outputs = (rows.ctypes.data, within.ctypes.data, counts.ctypes.data)
+        if lib.rg_tie_moves(lo, hi, codes.ctypes.data, scores.ctypes.data, *strings.arguments(), *outputs) != 0:
+            return None
+        moved = int(counts[0])
+        return rows[:moved] + np.int32(lo), within[:moved].copy()
+
+    parts = parallel_map(lambda b: moves(*b), itertools.pairwise(bounds))
+    done = [p for p in parts if p is not None]
+    if len(done) < len(parts):
+        return None
+    starts = np.cumsum([0] + [len(p[1]) for p in done])
+    for (_, within), start in zip(done, starts.tolist(), strict=False):
+        within += np.int32(start)  # places among all moved rows
+    none = [np.zeros(0, dtype=np.int32)]
+    return np.concatenate([p[0] for p in done] or none), np.concatenate([p[1] for p in done] or none)
 
 
 def grouped_score_order(codes: np.ndarray, scores: np.ndarray) -> np.ndarray | None:

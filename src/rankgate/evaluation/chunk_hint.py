@@ -29,9 +29,10 @@ def chunk_matches(
     {'#': 2, '::': 1, 'sampled': 4}
     """
     n = len(run_doc_ids)
-    rows = np.unique(np.linspace(0, n - 1, min(n, SAMPLE)).astype(np.int64)) if n else np.zeros(0, np.int64)
+    rows = np.linspace(0, n - 1, min(n, SAMPLE)).astype(np.int64)  # ascending: distinct when n <= SAMPLE
+    rows = rows[np.concatenate([[True], rows[1:] != rows[:-1]])] if n else rows
     sample = take_rows(run_doc_ids, rows)  # not ChunkedArray.take (a copy of the whole column first)
-    judged = pc.unique(judged_doc_ids)
+    judged: pa.Array | None = None  # the distinct judged ids, made only when a sampled id holds a separator
     out = {}
     for sep in SEPARATORS:
         # The head before the last separator; null where there is none (no list_element or fill_null
@@ -39,6 +40,10 @@ def chunk_matches(
         heads = pc.extract_regex(sample, f"(?s)^(?P<head>.*){re.escape(sep)}")
         if isinstance(heads, pa.ChunkedArray):
             heads = heads.combine_chunks()
+        if heads.null_count == len(heads):
+            out[sep] = 0
+            continue
+        judged = pc.unique(judged_doc_ids) if judged is None else judged
         found = pc.is_in(heads.field(0), value_set=judged, skip_nulls=True)
         out[sep] = int(pc.sum(pc.and_(pc.is_valid(heads), found)).as_py() or 0)
     out["sampled"] = len(rows)

@@ -223,8 +223,8 @@ def _judged_rows(plan: _QueryPlan, q: Qrels, r: Run, ties: str, *, tie_groups: b
     if _ordered(query, rank):  # the usual case: run and qrels list their queries in the same (byte) order
         out = _Judged(query=query, rank=rank, grade=q.grades[qrel_rows])
         order: np.ndarray | slice = slice(None)
-    else:
-        order = np.lexsort((rank, query))
+    else:  # ranks unique within a query: sort by (query, rank) as one key; nearly sorted, so a merge sort is quick
+        order = np.argsort(query * (int(rank.max()) + 1) + rank, kind="stable")
         out = _Judged(query=query[order], rank=rank[order], grade=q.grades[qrel_rows[order]])
     if tie_groups:
         first, size = _tie_groups(r, rows[order], codes[order])

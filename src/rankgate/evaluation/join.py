@@ -19,7 +19,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rankgate.core import native
-from rankgate.core.columns import column_to_numpy, concat_releasing, indices, intern, release_unused, take_rows
+from rankgate.core.columns import (
+    column_to_numpy,
+    concat_releasing,
+    indices,
+    intern,
+    release_unused,
+    slice_bounds,
+    take_rows,
+)
 from rankgate.core.hashing import string_hashes
 from rankgate.core.parallel import parallel_map
 from rankgate.core.qrels import Qrels
@@ -68,7 +76,7 @@ def _join_native(q: Qrels, r: Run) -> tuple[np.ndarray, np.ndarray] | None:
     judged = np.where(judged_query >= 0, np.diff(qrels_offsets)[np.maximum(judged_query, 0)], 0)
     judged = np.minimum(judged, np.diff(run_offsets))  # at most one match per judgment and per run row
     cuts = np.searchsorted(run_offsets, np.arange(0, r.num_rows, _NATIVE_SLICE_ROWS)[1:])
-    bounds = np.unique(np.concatenate([[0], cuts, [r.num_queries]])).tolist()
+    bounds = slice_bounds(cuts, r.num_queries)
     fixed = (
         run_offsets.ctypes.data,
         judged_query.ctypes.data,

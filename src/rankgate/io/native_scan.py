@@ -237,7 +237,8 @@ def _read_into(stream: Any, view: memoryview) -> int:
 
 class _Rows:
     """The windows' rows gathered in file order: values, hashes and query codes copied into arrays of
-    their own (sized from the first window and the file's size, grown when that falls short)."""
+    their own (sized from the first window and the file's size, or for a compressed file 64 windows'
+    worth; grown when that falls short)."""
 
     def __init__(self, file_size: int | None) -> None:
         self.file_size = file_size
@@ -263,9 +264,11 @@ class _Rows:
         self.count = end
 
     def _grow(self, needed: int, window_rows: int) -> None:
-        guess = needed + needed // 2
+        guess = 2 * needed
         if self.count == 0 and self.file_size is not None:  # the first window: rows per byte of the file
             guess = int(self.file_size / _WINDOW * window_rows * 1.05) + window_rows + 1024
+        elif self.count == 0:  # a compressed file, its size unknown: room for 64 windows (pages never
+            guess = 64 * window_rows + 1024  # written cost no memory), then doubling: few copies
         capacity = max(needed, guess)
         for name in ("values", "hashes", "codes"):
             old = getattr(self, name)

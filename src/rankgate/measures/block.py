@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from rankgate.core.columns import group_offsets, positions_in_group
+from rankgate.core.native import sort_groups_descending
 
 
 class RankedBlock:
@@ -143,10 +144,15 @@ class RankedBlock:
         """Judgments sorted by grade descending within query: (query, grade, 0-based rank)."""
         key = "ideal"
         if key not in self._cache:
-            order = np.lexsort((-self.qrel_grade, self.qrel_query))
-            q = self.qrel_query[order]
-            g = self.qrel_grade[order]
-            r = positions_in_group(group_offsets(q, self.n_queries))
+            q = self.qrel_query  # as the driver builds it: by query, ascending
+            ascending = len(q) < 2 or bool((q[1:] >= q[:-1]).all())
+            offsets = group_offsets(q, self.n_queries) if ascending else None
+            g = sort_groups_descending(offsets, self.qrel_grade) if offsets is not None else None
+            if offsets is None or g is None:
+                order = np.lexsort((-self.qrel_grade, self.qrel_query))
+                q, g = q[order], self.qrel_grade[order]
+                offsets = group_offsets(q, self.n_queries)
+            r = positions_in_group(offsets)
             self._cache[key] = np.stack([q, g, r])
         q, g, r = self._cache[key]
         return q, g, r

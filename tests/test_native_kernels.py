@@ -1,0 +1,157 @@
+"""The native kernels of `Run` construction (``rg_doc_scan``) against the numpy path they replace.
+
+Each case is computed twice, with the kernels and with them switched off, and must agree exactly:
+duplicate pairs (later row, first row), own-id candidates and the hash words kept for joins.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import rankgate.core.columns as columns_module
+import rankgate.core.native as native_module
+import rankgate.core.run_scan as scan_module
+from rankgate.core.hashing import high_words, string_hashes
+from rankgate.core.run import Run
+from rankgate.errors import InputError
+from rankgate.measures.block import RankedBlock
+
+
+@pytest.fixture(autouse=True)
+def kernels():
+    if native_module.library() is None:
+        pytest.skip("the native kernels are not built here")
+
+
+def _rows(seed: int, n_queries: int, ascending: bool = True) -> tuple[np.ndarray, pa.ChunkedArray, pa.StringArray]:
+    """Query codes (each query's rows together), doc ids with repeats inside a query (some three
+    times), some equal to their query's id; in several chunks."""
+    rng = np.random.default_rng(seed)
+    query_ids = pa.array(sorted({f"q{i}" for i in range(n_queries)}), type=pa.string())
+    order = np.arange(n_queries) if ascending else rng.permutation(n_queries)
+    codes, docs = [], []
+    for q in order.tolist():
+        depth = int(rng.integers(0, 40))
+        ids = [f"d{x}" for x in rng.integers(0, 30, size=depth)]  # repeats within the query
+        if depth and rng.random() < 0.2:
+            ids[int(rng.integers(0, depth))] = query_ids[q].as_py()
+        codes += [q] * depth
+        docs += ids
+    cut = len(docs) // 3
+    column = pa.chunked_array([pa.array(docs[:cut], type=pa.string()), pa.array(docs[cut:], type=pa.string())])
+    return np.asarray(codes, dtype=np.int32), column, query_ids
+
+
+def _both(monkeypatch, *args):
+    native = scan_module.scan_doc_ids(*args)
+    with monkeypatch.context() as m:
+        m.setattr(native_module, "_lib", False)
+        plain = scan_module.scan_doc_ids(*args)
+    return native, plain
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("ascending", [True, False])
+def test_doc_scan_equals_the_numpy_path(seed, ascending, monkeypatch):
+    codes, docs, query_ids = _rows(seed, n_queries=[1, 7, 60][seed % 3], ascending=ascending)
+    monkeypatch.setattr(scan_module, "SLICE_ROWS", 97)  # many slices, cut at query starts
+    for given in (None, string_hashes(docs)):
+        native, plain = _both(monkeypatch, codes, docs, query_ids, given)
+        assert native.hash_high.tolist() == plain.hash_high.tolist() == high_words(string_hashes(docs)).tolist()
+        assert sorted(native.self_match_rows.tolist()) == sorted(plain.self_match_rows.tolist())
+        assert native.later.tolist() == plain.later.tolist()
+        assert native.first.tolist() == plain.first.tolist()
+    if given is not None and len(codes):
+        assert given.tolist() == string_hashes(docs).tolist()  # the caller's hashes are left as they were
+
+
+def test_doc_scan_checks_equal_hashes_on_the_strings(monkeypatch):
+    """Every doc id hashing alike: the kernel's candidates are not all duplicates, the numpy path decides."""
+    codes, docs, query_ids = _rows(3, n_queries=20)
+
+    def constant(column):
+        return np.full(len(column), 12345, dtype=np.uint64)
+
+    monkeypatch.setattr(scan_module, "string_hashes", constant)
+    monkeypatch.setattr(columns_module, "string_hashes", constant)
+    native, plain = _both(monkeypatch, codes, docs, query_ids)
+    assert native.later.tolist() == plain.later.tolist() and native.first.tolist() == plain.first.tolist()
+    assert 0 < len(native.later) < len(codes) - 20
+
+
+@pytest.mark.parametrize("policy", ["first", "max", "error"])
+def test_runs_with_duplicates_are_built_alike(policy, monkeypatch):
+    rng = np.random.default_rng(5)
+    qids = np.repeat([f"q{i}" for i in range(50)], 30).tolist()
+    docs = [f"d{x}" for x in rng.integers(0, 25, size=len(qids))]
+    scores = rng.integers(0, 5, size=len(qids)).astype(float).tolist()
+
+    def build():
+        try:
+            run = Run(qids, docs, scores, duplicates=policy)
+        except InputError as e:
+            return str(e)
+        return run.query_ids.to_pylist(), run.doc_ids.to_pylist(), run.scores.tolist(), run.doc_hash_high.tolist()
+
+    native = build()
+    monkeypatch.setattr(native_module, "_lib", False)
+    assert native == build()
+
+
+def _tied_rows(seed: int) -> tuple[np.ndarray, np.ndarray, pa.ChunkedArray]:
+    """Rows by (query, score descending) with many ties: groups of 2 to 400 rows, doc ids that are
+    prefixes of each other, of many lengths, and not ASCII; in several chunks."""
+    rng = np.random.default_rng(seed)
+    codes, scores, docs = [], [], []
+    alphabet = ["a", "b", "z", "é", "😀", "0", "9", "~"]
+    for q in range(int(rng.integers(1, 40))):
+        depth = int(rng.integers(0, 900))
+        values = np.sort(rng.integers(0, int(rng.choice([2, 10, 1000])), size=depth))[::-1].astype(float)
+        ids: set[str] = set()
+        while len(ids) < depth:
+            ids.add("".join(rng.choice(alphabet, size=int(rng.integers(0, 12)))))
+        codes += [q] * depth
+        scores += values.tolist()
+        docs += sorted(ids, key=lambda _: rng.random())
+    cuts = sorted(rng.integers(0, len(docs) + 1, size=3).tolist())
+    parts = [docs[a:b] for a, b in zip([0, *cuts], [*cuts, len(docs)], strict=True)]
+    column = pa.chunked_array([pa.array(p, type=pa.string()) for p in parts], type=pa.string())
+    return np.asarray(codes, dtype=np.int32), np.asarray(scores), column
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_tie_moves_equal_the_numpy_path(seed, monkeypatch):
+    codes, scores, docs = _tied_rows(seed)
+    monkeypatch.setattr(scan_module, "SLICE_ROWS", [50, 1000, 1 << 18][seed % 3])
+    rows, within = scan_module.tie_group_moves(codes, scores, docs)
+    with monkeypatch.context() as m:
+        m.setattr(native_module, "_lib", False)
+        want_rows, want_within = scan_module.tie_group_moves(codes, scores, docs)
+    assert rows.tolist() == want_rows.tolist() and within.tolist() == want_within.tolist()
+    if len(rows):  # and the order is trec_eval's: doc ids descending within each tied group
+        order = np.arange(len(codes))
+        order[rows] = rows[within]
+        ids = docs.to_pylist()
+        for a, b in zip(order[:-1].tolist(), order[1:].tolist(), strict=True):
+            if codes[a] == codes[b] and scores[a] == scores[b]:
+                assert ids[a].encode() > ids[b].encode()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_ideal_grades_equal_the_numpy_path(seed, monkeypatch):
+    """Each query's grades sorted descending (short groups by insertion, long ones by qsort)."""
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(0, [5, 40, 200, 3][seed], size=50)
+    qrel_query = np.repeat(np.arange(50, dtype=np.int64), counts)
+    grades = rng.integers(-3, 1_000_000 if seed == 3 else 5, size=len(qrel_query)).astype(np.int64)
+    empty = np.zeros(0, dtype=np.int64)
+
+    def ideal():
+        block = RankedBlock(50, empty, empty, np.zeros(0, dtype=bool), qrel_query, grades.copy())
+        return [a.tolist() for a in block.ideal_grades()]
+
+    native = ideal()
+    monkeypatch.setattr(native_module, "_lib", False)
+    assert native == ideal()
