@@ -35,6 +35,15 @@ DOCTEST_EXTRAS: dict[str, tuple[str, ...]] = {"rankgate.bench": ("bench",), "ran
 _LEFT_OUT: dict[str, list[str]] = {}  # extra -> modules whose doctests were left out
 
 
+try:  # no time limit per example: a test that fails when the machine is busy proves nothing
+    from hypothesis import settings as _hypothesis_settings
+
+    _hypothesis_settings.register_profile("rankgate", deadline=None)
+    _hypothesis_settings.load_profile("rankgate")
+except ImportError:  # the core install: hypothesis's tests are skipped
+    pass
+
+
 def _module_name(path: Path) -> str:
     return ".".join(path.relative_to(SRC).with_suffix("").parts).removesuffix(".__init__")
 

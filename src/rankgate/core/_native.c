@@ -38,7 +38,7 @@
 static const uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL;
 static const uint64_t MIX = 0xFF51AFD7ED558CCDULL;
 
-int rg_scan_version(void) { return 7; }
+int rg_scan_version(void) { return 8; }
 
 
 /* Whitespace inside a line, as trec_eval's isspace less the line ends. */
