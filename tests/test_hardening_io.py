@@ -435,7 +435,7 @@ _edits = st.lists(st.tuples(st.integers(0, 2), st.integers(0, 10**6), st.integer
 
 
 @pytest.mark.parametrize("fmt", list(SEEDS))
-@settings(max_examples=80, deadline=5000, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=80, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.one_of(st.binary(max_size=300), _edits.map(lambda e: e)), which=st.integers(0, 1))
 def test_readers_raise_only_input_errors(tmp_path, fmt, data, which):
     from rankgate.errors import InputError
