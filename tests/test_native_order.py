@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import itertools
 import random
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -22,25 +21,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-import hatch_build
 from rankgate.core import gather, native, parallel, scattered
 from rankgate.core.columns import take_rows
 from rankgate.core.run_scan import grouped_score_order
 from rankgate.io import run_order
 from rankgate.io.readers import read_run
+from tests.native_support import built_library
 
 
 @pytest.fixture(scope="module")
 def library_path(tmp_path_factory):
-    built = native.LIBRARY
-    if built.exists():
-        return built
-    if shutil.which(hatch_build.compiler_command()[0]) is None:
-        pytest.skip("no C compiler: the native kernels cannot be built here")
-    target = tmp_path_factory.mktemp("native") / "_native.so"
-    error = hatch_build.compile_library(native.LIBRARY.with_name("_native.c"), target)
-    assert error is None, error
-    return target
+    return built_library(tmp_path_factory)
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import gzip
 import random
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -20,27 +19,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import hatch_build
 from rankgate.core import native as native_kernels
 from rankgate.core.hashing import string_hashes
 from rankgate.errors import InputError
 from rankgate.io import native_scan, trec
 from rankgate.io.readers import read_qrels, read_run
+from tests.native_support import built_library
 
 LAYOUTS = {"run": trec.RUN_LAYOUT, "qrels": trec.QRELS_LAYOUT}
 
 
 @pytest.fixture(scope="module")
 def library_path(tmp_path_factory):
-    built = native_kernels.LIBRARY
-    if built.exists():
-        return built
-    if shutil.which(hatch_build.compiler_command()[0]) is None:
-        pytest.skip("no C compiler: the native scanner cannot be built here")
-    target = tmp_path_factory.mktemp("native") / "_native.so"
-    error = hatch_build.compile_library(native_kernels.LIBRARY.with_name("_native.c"), target)
-    assert error is None, error
-    return target
+    return built_library(tmp_path_factory)
 
 
 @pytest.fixture
