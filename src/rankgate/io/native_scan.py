@@ -24,7 +24,7 @@ import pyarrow as pa
 from rankgate.core.columns import intern_ordered, numeric_array
 from rankgate.core.native import library
 from rankgate.core.parallel import WORKERS, parallel_map
-from rankgate.io.source import BOM, DECOMPRESS_ERRORS, open_stream
+from rankgate.io.source import BOM, DECOMPRESS_ERRORS, local_path, open_stream
 
 _WINDOW = 8 << 20  # bytes of text scanned per call
 _LONGEST_LINE = 1 << 20  # a longer line: the general path
@@ -109,6 +109,7 @@ def scan(path: str, codec: str | None, kind: str) -> Scanned | None:
     lib = library()
     if lib is None:
         return None
+    path = local_path(path)  # a pipe or stdin: the copy every reader opens (it can be read only once)
     try:
         with _MappedText(path) if codec is None else _StreamedText(path, codec) as text:
             return _scan_windows(lib, text, kind)
