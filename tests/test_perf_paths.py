@@ -263,8 +263,8 @@ def test_the_native_join_equals_the_exact_join(seed, monkeypatch):
     called = []
     real = join_module._join_native
 
-    def native_only(q, r):
-        found = real(q, r)
+    def native_only(q, r, *given):
+        found = real(q, r, *given)
         assert found is not None
         called.append(1)
         return found

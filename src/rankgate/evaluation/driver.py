@@ -143,6 +143,7 @@ class _QueryPlan:
     counts: dict[str, int]
     run_only_ids: list[str]
     missing_ids: list[str]
+    qrels_of_run: np.ndarray  # index into qrels.query_ids of each run query, -1 when absent (the join's too)
 
 
 def _plan_queries(q: Qrels, r: Run, *, queries: str, empty: str, rel: int) -> _QueryPlan:
@@ -166,6 +167,7 @@ def _plan_queries(q: Qrels, r: Run, *, queries: str, empty: str, rel: int) -> _Q
         counts=counts,
         run_only_ids=r.query_ids.take(indices(run_only[:3])).to_pylist(),
         missing_ids=q.query_ids.take(indices(missing[:3])).to_pylist(),
+        qrels_of_run=qrels_of_run,
     )
 
 
@@ -211,7 +213,7 @@ def _ordered(query: np.ndarray, rank: np.ndarray) -> bool:
 
 
 def _judged_rows(plan: _QueryPlan, q: Qrels, r: Run, ties: str, *, tie_groups: bool = False) -> _Judged:
-    rows, qrel_rows = join(q, r)
+    rows, qrel_rows = join(q, r, qrels_of_run=plan.qrels_of_run)
     codes = r.query_codes[rows]
     evaluated = np.full(r.num_queries, -1, dtype=np.int64)
     present = np.flatnonzero(plan.run_index >= 0)

@@ -39,12 +39,15 @@ def index_in(values: pa.StringArray | pa.ChunkedArray, value_set: pa.StringArray
     return column_to_numpy(pc.index_in(values, value_set=value_set), null_value=-1)
 
 
-def join(q: Qrels, r: Run) -> tuple[np.ndarray, np.ndarray]:
-    """Run rows (stored order, ascending) whose (query, doc) pair is judged, and its qrels row."""
+def join(q: Qrels, r: Run, *, qrels_of_run: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Run rows (stored order, ascending) whose (query, doc) pair is judged, and its qrels row.
+
+    ``qrels_of_run``: `index_in(r.query_ids, q.query_ids)`, when the caller has it.
+    """
     empty = np.zeros(0, dtype=np.int64)
     if q.num_rows == 0 or r.num_rows == 0:
         return empty, empty
-    found = _join_native(q, r)
+    found = _join_native(q, r, qrels_of_run)
     if found is not None:
         return found
     judged_queries = q.query_ids.take(indices(q.query_codes))
@@ -59,7 +62,7 @@ def join(q: Qrels, r: Run) -> tuple[np.ndarray, np.ndarray]:
 _NATIVE_SLICE_ROWS = 1 << 18  # run rows per kernel call (whole queries): the slices share the threads
 
 
-def _join_native(q: Qrels, r: Run) -> tuple[np.ndarray, np.ndarray] | None:
+def _join_native(q: Qrels, r: Run, qrels_of_run: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray] | None:
     """`join` by the native kernel (int32 rows), or None where it does not apply (no library, 2**31
     rows or more, doc-id columns it cannot read)."""
     lib = native.library()
@@ -68,7 +71,8 @@ def _join_native(q: Qrels, r: Run) -> tuple[np.ndarray, np.ndarray] | None:
     run_docs, qrels_docs = native.string_chunks(r.doc_ids), native.string_chunks(q.doc_ids)
     if run_docs is None or qrels_docs is None:
         return None
-    judged_query = index_in(r.query_ids, q.query_ids).astype(np.int32, copy=False)
+    judged_query = index_in(r.query_ids, q.query_ids) if qrels_of_run is None else qrels_of_run
+    judged_query = np.ascontiguousarray(judged_query, dtype=np.int32)
     run_offsets = np.ascontiguousarray(r.offsets, dtype=np.int64)
     qrels_offsets = np.ascontiguousarray(q.offsets, dtype=np.int64)
     run_high = np.ascontiguousarray(r.doc_hash_high, dtype=np.uint32)
