@@ -139,19 +139,36 @@ def test_tie_moves_equal_the_numpy_path(seed, monkeypatch):
                 assert ids[a].encode() > ids[b].encode()
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_ideal_grades_equal_the_numpy_path(seed, monkeypatch):
-    """Each query's grades sorted descending (short groups by insertion, long ones by qsort)."""
-    rng = np.random.default_rng(seed)
-    counts = rng.integers(0, [5, 40, 200, 3][seed], size=50)
+_IDEAL_CASES = [  # (most judgments a query, grades from, grades to): every path of the kernel
+    (5, -3, 5),  # short groups: insertion sort
+    (40, -3, 5),  # longer groups of a few grades: counting sort
+    (200, -3, 300),  # a span over the counting sort's 256: qsort
+    (200, -100, 155),  # a span of exactly 256: counting sort
+    (3, -3, 1_000_000),
+    (60, -(2**63), 2**63 - 1),  # the whole int64 range: qsort, no overflow
+]
+
+
+@pytest.mark.parametrize("case", range(len(_IDEAL_CASES)))
+def test_ideal_grades_equal_the_numpy_path(case, monkeypatch):
+    """Each query's grades sorted descending, with and without the judgments of grade <= 0."""
+    most, low, high = _IDEAL_CASES[case]
+    rng = np.random.default_rng(case)
+    counts = rng.integers(0, most, size=50)
     qrel_query = np.repeat(np.arange(50, dtype=np.int64), counts)
-    grades = rng.integers(-3, 1_000_000 if seed == 3 else 5, size=len(qrel_query)).astype(np.int64)
+    grades = rng.integers(low, high, size=len(qrel_query), dtype=np.int64, endpoint=True)
     empty = np.zeros(0, dtype=np.int64)
 
     def ideal():
         block = RankedBlock(50, empty, empty, np.zeros(0, dtype=bool), qrel_query, grades.copy())
-        return [a.tolist() for a in block.ideal_grades()]
+        positive = [a.tolist() for a in block.ideal_positive_grades()]
+        full = [a.tolist() for a in block.ideal_grades()]
+        assert positive == [a.tolist() for a in block.ideal_positive_grades()]  # the same from the full cache
+        return full, positive
 
     native = ideal()
+    full, positive = native
+    assert full[1] == [g for q in range(50) for g in sorted(grades[qrel_query == q].tolist(), reverse=True)]
+    assert positive[1] == [g for g in full[1] if g > 0]
     monkeypatch.setattr(native_module, "_lib", False)
     assert native == ideal()

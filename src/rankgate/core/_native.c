@@ -38,7 +38,7 @@
 static const uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL;
 static const uint64_t MIX = 0xFF51AFD7ED558CCDULL;
 
-int rg_scan_version(void) { return 8; }
+int rg_scan_version(void) { return 9; }
 
 
 /* Whitespace inside a line, as trec_eval's isspace less the line ends. */
@@ -669,12 +669,30 @@ static int descending_int64(const void *a, const void *b) {
 
 /* Sort each group values[offsets[g], offsets[g + 1]) of int64 descending, in place (the grades of
  * each query's judgments, for the ideal ranking of nDCG and the like): insertion sort for short
- * groups, qsort for long ones. Returns RG_OK. */
+ * groups; a counting sort when a longer group's values span at most COUNTED (grades are a few
+ * small numbers: BEIR's 50 judgments a query cost an insertion sort ~600 moves each); else qsort.
+ * Returns RG_OK. */
+#define COUNTED 256
+
 int rg_sort_groups_descending(int64_t groups, const int64_t *offsets, int64_t *values) {
+    int64_t counts[COUNTED];
     for (int64_t g = 0; g < groups; g++) {
         int64_t *v = values + offsets[g], n = offsets[g + 1] - offsets[g];
-        if (n > 32) {
-            qsort(v, (size_t)n, sizeof(int64_t), descending_int64);
+        if (n > 16) {
+            int64_t lo = v[0], hi = v[0];
+            for (int64_t i = 1; i < n; i++) {
+                if (v[i] < lo) lo = v[i];
+                if (v[i] > hi) hi = v[i];
+            }
+            if ((uint64_t)hi - (uint64_t)lo < COUNTED) {
+                int64_t span = hi - lo + 1, at = 0;
+                memset(counts, 0, (size_t)span * sizeof(int64_t));
+                for (int64_t i = 0; i < n; i++) counts[v[i] - lo]++;
+                for (int64_t k = span - 1; k >= 0; k--)
+                    for (int64_t c = counts[k]; c > 0; c--) v[at++] = lo + k;
+            } else {
+                qsort(v, (size_t)n, sizeof(int64_t), descending_int64);
+            }
             continue;
         }
         for (int64_t i = 1; i < n; i++) {

@@ -111,11 +111,12 @@ def dcg(b: RankedBlock, m: Measure) -> np.ndarray:
 
 
 def ideal_dcg(b: RankedBlock, m: Measure) -> np.ndarray:
-    iq, ig, ir = b.ideal_grades()
+    iq, ig, ir = b.ideal_positive_grades()  # the rest gain nothing: the sums are the same
+    if m.cutoff is not None:  # positions past the cutoff add only zeros: left out, same sums
+        shown = ir < m.cutoff
+        iq, ig, ir = iq[shown], ig[shown], ir[shown]
     ig = np.where(ig >= m.get("min_grade"), ig, 0)
     ideal = _gain(ig, m.get("gain")) / np.log2(ir + 2.0)
-    if m.cutoff is not None:
-        ideal = np.where(ir < m.cutoff, ideal, 0.0)
     return np.bincount(iq, weights=ideal, minlength=b.n_queries)
 
 

@@ -21,9 +21,8 @@ class _Ideal:
 
     def __init__(self, b: RankedBlock, table: np.ndarray) -> None:
         if np.array_equal(table, np.arange(len(table))):  # default gains: the block's cached grade order
-            iq, ig, _ = b.ideal_grades()
-            positive = ig > 0
-            self.query, self.gain = iq[positive], ig[positive].astype(np.float64)
+            iq, ig, _ = b.ideal_positive_grades()
+            self.query, self.gain = iq, ig.astype(np.float64)
         else:
             judged = b.qrel_grade >= 0
             gain, query = table[b.qrel_grade[judged]], b.qrel_query[judged]
