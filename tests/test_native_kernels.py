@@ -6,6 +6,8 @@ duplicate pairs (later row, first row), own-id candidates and the hash words kep
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -172,3 +174,37 @@ def test_ideal_grades_equal_the_numpy_path(case, monkeypatch):
     assert positive[1] == [g for g in full[1] if g > 0]
     monkeypatch.setattr(native_module, "_lib", False)
     assert native == ideal()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_block_copies_equal_the_numpy_path(seed, monkeypatch):
+    """Blocks of rows moved whole (`take_blocks`, `take_array_blocks`): blocks crossing chunks, empty
+    blocks and empty strings, a chunk that is a slice of a larger array (its offsets start past 0)."""
+    from rankgate.core.gather import take_array_blocks, take_blocks
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 400))
+    words = ["".join(rng.choice(list("abc"), size=int(rng.integers(0, 12)))) for _ in range(n + 5)]
+    whole = pa.array(words, type=pa.string())
+    cuts = sorted({0, n, *rng.integers(0, n, size=int(rng.integers(0, 8))).tolist()})
+    column = pa.chunked_array([whole.slice(5 + a, b - a) for a, b in itertools.pairwise(cuts)], type=pa.string())
+    bounds = sorted({0, n, *rng.integers(0, n, size=int(rng.integers(0, 30))).tolist()})
+    starts = np.array(bounds[:-1], dtype=np.int64)
+    lengths = np.diff(bounds).astype(np.int64)
+    chosen = rng.permutation(len(starts))
+    starts, lengths = starts[chosen], lengths[chosen]
+    starts = np.append(starts, int(rng.integers(0, n)))  # an empty block
+    lengths = np.append(lengths, 0)
+    values = rng.random(n)
+    expected_rows = np.concatenate([np.arange(s, s + k) for s, k in zip(starts, lengths, strict=True)]).astype(np.int64)
+
+    native = take_blocks(column, starts, lengths), take_array_blocks(values, starts, lengths)
+    assert native[0].to_pylist() == [words[5 + int(r)] for r in expected_rows]
+    assert np.array_equal(native[1], values[expected_rows])
+    with pytest.raises(IndexError):
+        take_blocks(column, np.array([n - 1]), np.array([2]))
+    monkeypatch.setattr(native_module, "_lib", False)
+    assert take_blocks(column, starts, lengths).to_pylist() == native[0].to_pylist()
+    assert np.array_equal(take_array_blocks(values, starts, lengths), native[1])
+    with pytest.raises(IndexError):
+        take_array_blocks(values, np.array([n - 1]), np.array([2]))

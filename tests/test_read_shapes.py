@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 import pytest
 
 import rankgate.core.run as run_module
-from rankgate.core.columns import take_blocks
+from rankgate.core.columns import take_array_blocks, take_blocks
 from rankgate.core.run import Run, query_blocks
 from rankgate.errors import InputError
 from rankgate.io import trec
@@ -125,11 +125,13 @@ def test_query_blocks_equal_the_stable_sort(seed: int) -> None:
     scores = np.concatenate([np.sort(rng.integers(0, 3, size=k))[::-1] for k in sizes]).astype(np.float64)
     found = query_blocks(codes)
     assert found is not None
-    order, (starts, lengths) = found
-    assert np.array_equal(order, _sorted_by_sort(codes, scores))
+    starts, lengths = found
+    order = _sorted_by_sort(codes, scores)
+    assert np.array_equal(np.concatenate([np.arange(s, s + k) for s, k in zip(starts, lengths, strict=True)]), order)
     names = [f"d{i}" for i in range(len(codes))]
-    docs = pa.chunked_array([pa.array(names[j : j + 4]) for j in range(0, len(codes), 4)])
+    docs = pa.chunked_array([pa.array(names[j : j + 4]) for j in range(0, len(codes), 4)])  # blocks cross chunks
     assert take_blocks(docs, starts, lengths).to_pylist() == docs.take(pa.array(order)).to_pylist()
+    assert np.array_equal(take_array_blocks(scores, starts, lengths), scores[order])
 
 
 def test_query_in_two_places_is_not_a_block_permutation() -> None:

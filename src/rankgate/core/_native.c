@@ -38,7 +38,7 @@
 static const uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL;
 static const uint64_t MIX = 0xFF51AFD7ED558CCDULL;
 
-int rg_scan_version(void) { return 9; }
+int rg_scan_version(void) { return 10; }
 
 
 /* Whitespace inside a line, as trec_eval's isspace less the line ends. */
@@ -801,6 +801,62 @@ int rg_take_string_bytes(int64_t lo, int64_t hi, const int32_t *rows, int64_t ch
             memcpy(out_data + at, bytes[i & (RING - 1)], (size_t)length);
             at += length;
             out_offsets[i + 1] = (int32_t)at;
+        }
+    }
+    return RG_OK;
+}
+
+/* Blocks of rows moved whole, in a new order (a run whose queries come in numeric or topics-file
+ * order: each query's rows stay together; rankgate.core.gather.take_blocks): for b in [lo, hi), rows
+ * starts[b] .. starts[b] + lengths[b] - 1 go to the output from row at[b] on. Reads and writes are
+ * sequential within a block, so no permutation is built and nothing is read ahead. */
+
+/* rg_copy_blocks: fixed-size items of `item` bytes. */
+int rg_copy_blocks(int64_t lo, int64_t hi, int64_t item, const int64_t *starts, const int64_t *lengths,
+                   const int64_t *at, const uint8_t *from, uint8_t *to) {
+    for (int64_t b = lo; b < hi; b++)
+        memcpy(to + at[b] * item, from + starts[b] * item, (size_t)(lengths[b] * item));
+    return RG_OK;
+}
+
+/* rg_block_string_bytes: the first of two passes for strings: totals[0] = the bytes of blocks
+ * [lo, hi). A block may cross chunks. Returns RG_OK, or RG_RANGE for a block outside the column. */
+int rg_block_string_bytes(int64_t lo, int64_t hi, const int64_t *block_starts, const int64_t *lengths, int64_t chunks,
+                          const int64_t *starts, const int32_t *const *offsets, const uint8_t *const *data,
+                          int64_t *totals) {
+    const Strings s = {chunks, starts, offsets, data};
+    int64_t total = 0, chunk;
+    for (int64_t b = lo; b < hi; b++) {
+        int64_t row = block_starts[b], end = row + lengths[b];
+        if (row < 0 || lengths[b] < 0 || end > starts[chunks]) return RG_RANGE;
+        while (row < end) {
+            const int32_t *o = offsets_at(&s, row, &chunk);
+            int64_t piece = (end < starts[chunk + 1] ? end : starts[chunk + 1]) - row;
+            total += o[piece] - o[0];
+            row += piece;
+        }
+    }
+    totals[0] = total;
+    return RG_OK;
+}
+
+/* rg_block_string_copy: the second pass: blocks [lo, hi) copied to out_data from byte base on and
+ * to out_offsets from row at[lo] on (out_offsets[at[lo]] already written). */
+int rg_block_string_copy(int64_t lo, int64_t hi, const int64_t *block_starts, const int64_t *lengths, const int64_t *at,
+                         int64_t chunks, const int64_t *starts, const int32_t *const *offsets,
+                         const uint8_t *const *data, int64_t base, int32_t *out_offsets, uint8_t *out_data) {
+    const Strings s = {chunks, starts, offsets, data};
+    int64_t chunk;
+    for (int64_t b = lo; b < hi; b++) {
+        int64_t row = block_starts[b], end = row + lengths[b], out = at[b];
+        while (row < end) {
+            const int32_t *o = offsets_at(&s, row, &chunk);
+            int64_t piece = (end < starts[chunk + 1] ? end : starts[chunk + 1]) - row;
+            memcpy(out_data + base, data[chunk] + o[0], (size_t)(o[piece] - o[0]));
+            for (int64_t k = 1; k <= piece; k++) out_offsets[out + k] = (int32_t)(base + o[k] - o[0]);
+            base += o[piece] - o[0];
+            out += piece;
+            row += piece;
         }
     }
     return RG_OK;

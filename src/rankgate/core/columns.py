@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 from rankgate.core.gather import concat_releasing as concat_releasing  # re-exported: they lived here
 from rankgate.core.gather import indices as indices
 from rankgate.core.gather import release_unused as release_unused
+from rankgate.core.gather import take_array_blocks as take_array_blocks
 from rankgate.core.gather import take_blocks as take_blocks
 from rankgate.core.gather import take_rows as take_rows
 from rankgate.core.hashing import GOLDEN

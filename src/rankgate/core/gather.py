@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import itertools
 import sys
 from typing import Any
 
@@ -171,9 +172,14 @@ def _take_strings_native(column: pa.ChunkedArray, rows: np.ndarray) -> pa.String
 def take_blocks(column: pa.ChunkedArray, starts: np.ndarray, lengths: np.ndarray) -> pa.ChunkedArray:
     """Rows ``starts[i] : starts[i] + lengths[i]`` of ``column`` for each ``i``, one block after the other.
 
-    Blocks that follow each other in ``column`` are copied as one; the output is cut in pieces of
-    about a quarter million rows, each copied once (no concatenation of the whole column first).
+    By the native kernels when built (each block's bytes copied whole, into one new array, on a
+    few threads); else blocks that follow each other in ``column`` are copied as one, and the
+    output is cut in pieces of about a quarter million rows, each copied once (no concatenation
+    of the whole column first).
     """
+    taken = _take_string_blocks_native(column, starts, lengths)
+    if taken is not None:
+        return pa.chunked_array([taken], type=column.type)
     if len(starts) == 0:
         return pa.chunked_array([], type=column.type)
     joined = np.flatnonzero(starts[1:] != starts[:-1] + lengths[:-1]) + 1  # first block of each run
@@ -191,6 +197,75 @@ def take_blocks(column: pa.ChunkedArray, starts: np.ndarray, lengths: np.ndarray
     if parts:
         pieces.append(pa.concat_arrays(parts))
     return pa.chunked_array(pieces, type=column.type)
+
+
+def take_array_blocks(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """`take_blocks` of a numpy array: each block copied whole (no permutation of every row)."""
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    lengths = np.ascontiguousarray(lengths, dtype=np.int64)
+    at = np.cumsum(lengths) - lengths
+    source = np.ascontiguousarray(values)
+    out = np.empty(int(lengths.sum()), dtype=source.dtype)
+    if len(starts) and (starts.min() < 0 or (starts + lengths).max() > len(source) or lengths.min() < 0):
+        raise IndexError(f"a block outside an array of {len(source)} rows")
+    lib = native.library()
+    if lib is None:
+        for start, length, to in zip(starts.tolist(), lengths.tolist(), at.tolist(), strict=True):
+            out[to : to + length] = source[start : start + length]
+        return out
+    blocks = (starts.ctypes.data, lengths.ctypes.data, at.ctypes.data)
+    parallel_map(
+        lambda part: lib.rg_copy_blocks(*part, source.itemsize, *blocks, source.ctypes.data, out.ctypes.data),
+        _block_parts(at, len(out)),
+    )
+    return out
+
+
+def _block_parts(at: np.ndarray, rows: int) -> list[tuple[int, int]]:
+    """Ranges of blocks of about `_NATIVE_SLICE` output rows each (``at``: each block's first output row)."""
+    cuts = sorted({0, len(at), *np.searchsorted(at, np.arange(0, rows, _NATIVE_SLICE), side="left").tolist()})
+    return [(lo, hi) for lo, hi in itertools.pairwise(cuts) if hi > lo]
+
+
+def _take_string_blocks_native(
+    column: pa.ChunkedArray, starts: np.ndarray, lengths: np.ndarray
+) -> pa.StringArray | None:
+    """`take_blocks` by the native kernels: the blocks' bytes counted, then copied, each pass on a
+    few threads. None where the kernels do not apply (not built, not plain strings, 2**31 rows or
+    output bytes or more)."""
+    lib = native.library()
+    strings = native.string_chunks(column) if lib is not None and len(column) < 2**31 else None
+    if strings is None:
+        return None
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    lengths = np.ascontiguousarray(lengths, dtype=np.int64)
+    at = np.cumsum(lengths) - lengths
+    n = int(lengths.sum()) if len(lengths) else 0
+    parts = _block_parts(at, n)
+    totals = np.zeros(len(parts), dtype=np.int64)
+    blocks = (starts.ctypes.data, lengths.ctypes.data)
+
+    def count(i: int) -> int:
+        lo, hi = parts[i]
+        return int(lib.rg_block_string_bytes(lo, hi, *blocks, *strings.arguments(), totals[i:].ctypes.data))
+
+    if any(parallel_map(count, range(len(parts)))):
+        raise IndexError(f"a block outside a column of {len(column)} rows")
+    bases = np.concatenate([[0], np.cumsum(totals)]).tolist()
+    if bases[-1] >= 2**31 or n >= 2**31:  # beyond int32 offsets: Arrow's pieces
+        return None
+    offsets = pa.allocate_buffer(4 * (n + 1))
+    np.frombuffer(offsets, dtype=np.int32, count=1)[0] = 0
+    data = pa.allocate_buffer(max(1, bases[-1]))  # never empty: the kernels get a real address
+
+    def copy(i: int) -> None:
+        lo, hi = parts[i]
+        lib.rg_block_string_copy(
+            lo, hi, *blocks, at.ctypes.data, *strings.arguments(), bases[i], offsets.address, data.address
+        )
+
+    parallel_map(copy, range(len(parts)))
+    return pa.Array.from_buffers(pa.string(), n, [None, offsets, data])
 
 
 def concat_releasing(pieces: list[np.ndarray], dtype: Any) -> np.ndarray:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-VERSION = 9  # rg_scan_version() of the C source this package calls
+VERSION = 10  # rg_scan_version() of the C source this package calls
 LIBRARY = Path(__file__).with_name("_native.so")
 
 _lib: Any = None
@@ -42,6 +42,13 @@ SIGNATURES: dict[str, list[Any]] = {
     "rg_take_string_lengths": [_I64, _I64, _P, _I64, *[_P] * 3, _P, _P],
     # rg_take_string_bytes(lo, hi, rows, strings (chunks, starts, offsets, data), base, out offsets, out data)
     "rg_take_string_bytes": [_I64, _I64, _P, _I64, *[_P] * 3, _I64, _P, _P],
+    # rg_copy_blocks(lo, hi, item bytes, block starts, lengths, out rows, from, to)
+    "rg_copy_blocks": [_I64, _I64, _I64, *[_P] * 5],
+    # rg_block_string_bytes(lo, hi, block starts, lengths, strings (chunks, starts, offsets, data), totals)
+    "rg_block_string_bytes": [_I64, _I64, _P, _P, _I64, *[_P] * 3, _P],
+    # rg_block_string_copy(lo, hi, block starts, lengths, out rows, strings (chunks, starts, offsets, data), base,
+    #                      out offsets, out data)
+    "rg_block_string_copy": [_I64, _I64, *[_P] * 3, _I64, *[_P] * 3, _I64, _P, _P],
     # rg_count_codes(lo, hi, codes, number of codes, strings (chunks, starts, offsets, data), out counts, out bytes)
     "rg_count_codes": [_I64, _I64, _P, _I64, _I64, *[_P] * 3, _P, _P],
     # rg_partition_words(lo, hi, codes, shift, next places, a, out a, b or NULL, out b or NULL, out codes)

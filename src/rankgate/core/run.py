@@ -19,6 +19,7 @@ from rankgate.core.columns import (
     group_offsets,
     keep_mask,
     numeric_array,
+    take_array_blocks,
     take_blocks,
     take_rows,
 )
@@ -107,9 +108,12 @@ class Run:
             codes, score, dcol, hash_high = codes[idx], score[idx], take_rows(dcol, idx), hash_high[idx]
 
         order, blocks = _score_order(codes, score)
-        if order is not None:
+        if blocks is not None:
+            codes, score, hash_high = (take_array_blocks(a, *blocks) for a in (codes, score, hash_high))
+            dcol = take_blocks(dcol, *blocks)
+        elif order is not None:
             codes, score, hash_high = codes[order], score[order], hash_high[order]
-            dcol = take_rows(dcol, order) if blocks is None else take_blocks(dcol, *blocks)
+            dcol = take_rows(dcol, order)
         offsets = group_offsets(codes, len(self.query_ids))
         if len(self.query_ids) and not (offsets[1:] > offsets[:-1]).all():  # ids no row uses (Categorical)
             used = offsets[1:] > offsets[:-1]
@@ -358,11 +362,12 @@ _Blocks = tuple[np.ndarray, np.ndarray]  # (starts, lengths) of row blocks
 
 
 def _score_order(codes: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray | None, _Blocks | None]:
-    """Permutation sorting rows by (query, score desc), stable; None if already sorted.
+    """How to sort rows by (query, score desc), stably: (None, None) if they already are; (None,
+    blocks) when only whole queries are out of order; else (permutation, None).
 
-    When each query's rows are contiguous and in score order, only the queries are out of
-    order (a run in numeric or topics-file order of its query ids): the permutation moves whole
-    blocks, and their (starts, lengths) come with it, for a copy of the doc ids block by block
+    When each query's rows are contiguous and in score order, only the queries are out of order
+    (a run in numeric or topics-file order of its query ids): their blocks' (starts, lengths) in
+    code order, for a copy of every column block by block (`take_blocks`, `take_array_blocks`)
     instead of a sort and a gather of every row.
     """
     if len(codes) < 2:
@@ -380,14 +385,14 @@ def _score_order(codes: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray | No
     if not within:
         blocks = query_blocks(codes)
         if blocks is not None:
-            return blocks
+            return None, blocks
     table = pa.table({"q": numeric_array(codes), "s": numeric_array(scores)})
     return column_to_numpy(pc.sort_indices(table, sort_keys=[("q", "ascending"), ("s", "descending")])), None
 
 
-def query_blocks(codes: np.ndarray) -> tuple[np.ndarray, _Blocks] | None:
-    """The permutation putting contiguous query blocks in code order, with the blocks' (starts,
-    lengths) in that order; None when some query's rows are not contiguous."""
+def query_blocks(codes: np.ndarray) -> _Blocks | None:
+    """The (starts, lengths) of the contiguous query blocks, in code order; None when some query's
+    rows are not contiguous."""
     starts = np.flatnonzero(codes[1:] != codes[:-1]) + 1
     starts = np.concatenate([[0], starts])
     block_codes = codes[starts]
@@ -395,11 +400,4 @@ def query_blocks(codes: np.ndarray) -> tuple[np.ndarray, _Blocks] | None:
     if len(by_code) > 1 and not (np.diff(block_codes[by_code]) > 0).all():  # a query in two places
         return None
     lengths = np.diff(np.concatenate([starts, [len(codes)]]))[by_code]
-    starts = starts[by_code]
-    n = len(codes)
-    kind = np.int32 if n < 2**31 else np.int64
-    order = np.repeat((starts - (np.cumsum(lengths) - lengths)).astype(kind), lengths)  # old row - new row
-    step = 1 << 19
-    for lo in range(0, n, step):  # in slices: no full-size temporary
-        order[lo : lo + step] += np.arange(lo, min(n, lo + step), dtype=kind)
-    return order, (starts, lengths)
+    return starts[by_code], lengths

@@ -23,7 +23,14 @@ import numpy as np
 import pyarrow as pa
 
 from rankgate.core import scattered
-from rankgate.core.columns import intern_ordered, numeric_array, release_unused, take_blocks, take_rows
+from rankgate.core.columns import (
+    intern_ordered,
+    numeric_array,
+    release_unused,
+    take_array_blocks,
+    take_blocks,
+    take_rows,
+)
 from rankgate.core.run import _score_order
 from rankgate.core.run_scan import grouped_score_order
 from rankgate.io.trec import Parsed
@@ -51,9 +58,18 @@ def reorder(parsed: Parsed, duplicates: str) -> bool:
         order, blocks = grouped_score_order(codes, parsed.values), None
         if order is None:
             order, blocks = _score_order(codes, parsed.values)
-    if order is None or (blocks is None and duplicates != "error"):
+    if blocks is not None:  # whole queries moved, each column block by block
+        parsed.values, codes = take_array_blocks(parsed.values, *blocks), take_array_blocks(codes, *blocks)
+        if parsed.doc_hashes is not None:
+            parsed.doc_hashes = take_array_blocks(parsed.doc_hashes, *blocks)
+        docs = parsed.table["docid"]
+        parsed.table = parsed.table.drop_columns(["docid"])  # the file-order doc ids: only `docs` now
+        docs = take_blocks(docs, *blocks)
+        _set_columns(parsed, codes, dictionary, docs)
+        return True
+    if order is None or duplicates != "error":
         return False
-    if blocks is None and len(order) < 2**31:
+    if len(order) < 2**31:
         order = order.astype(np.int32, copy=False)  # Arrow's sort gives uint64: half the size
     parsed.values = parsed.values[order]
     if parsed.doc_hashes is not None:
@@ -61,8 +77,8 @@ def reorder(parsed: Parsed, duplicates: str) -> bool:
     codes = codes[order]
     docs = parsed.table["docid"]
     parsed.table = parsed.table.drop_columns(["docid"])  # the file-order doc ids: only `docs` now
-    docs = take_rows(docs, order) if blocks is None else take_blocks(docs, *blocks)
-    del order, blocks
+    docs = take_rows(docs, order)
+    del order
     _set_columns(parsed, codes, dictionary, docs)
     return True
 
