@@ -104,7 +104,9 @@ def test_grouped_columns_are_the_stable_sort_by_query_and_score(
     for with_hashes in (True, False):
         grouping = scattered.group_by_query(codes, n_codes, scores, hashes if with_hashes else None, docs)
         assert grouping is not None
-        got_scores, got_hashes, got_codes = scattered.sort_by_score(grouping, scores, hashes if with_hashes else None)
+        columns = [scores, hashes if with_hashes else None]
+        got_scores, got_hashes, got_codes = scattered.sort_by_score(grouping, columns)
+        assert columns == []  # taken, so that each file-order column can be let go once copied
         assert np.array_equal(got_scores.view(np.uint64), scores[order].view(np.uint64))  # NaN, -0.0 bit for bit
         assert got_hashes is None if not with_hashes else np.array_equal(got_hashes, hashes[order])
         assert np.array_equal(got_codes, codes[order])
@@ -125,7 +127,7 @@ def test_the_grouping_does_not_depend_on_the_threads_or_the_parts(kernels, monke
         monkeypatch.setattr(scattered, "_MAX_PARTS", max_parts)
         grouping = scattered.group_by_query(codes, n_codes, scores, None, docs)
         assert grouping is not None and len(grouping.slices) == workers
-        got_scores, _, _ = scattered.sort_by_score(grouping, scores, None)
+        got_scores, _, _ = scattered.sort_by_score(grouping, [scores, None])
         assert np.array_equal(got_scores, scores[order])
         assert scattered.take_strings(grouping).equals(docs.combine_chunks().take(pa.array(order)))
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -117,33 +118,48 @@ def _string_bytes(chunks: list[pa.Array]) -> int:
 
 
 def sort_by_score(
-    grouping: Grouping, scores: np.ndarray, hashes: np.ndarray | None
+    grouping: Grouping, columns: list[np.ndarray | None]
 ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
-    """``scores`` and ``hashes`` (file order) in `Run`'s order, with the codes in that order: copied
-    to their part's place, then each part grouped by query and each query's rows sorted by score
-    descending, stable (NaN last, -0.0 equal to 0.0, as Arrow sorts). Keeps the permutation of
-    each part in ``grouping.perm`` for `take_strings`."""
+    """The file-order ``columns`` ``[scores, hashes or None]`` in `Run`'s order, with the codes in
+    that order: copied to their part's place, then each part grouped by query and each query's
+    rows sorted by score descending, stable (NaN last, -0.0 equal to 0.0, as Arrow sorts). Keeps
+    the permutation of each part in ``grouping.perm`` for `take_strings`.
+
+    The list is emptied and each column copied in a pass of its own, then let go: the sorted
+    copies never sit beside both file-order columns (on a shuffled 7M-line run, 485 MB at the
+    peak instead of ~400)."""
     lib = native.library()
     n = len(grouping.codes)
     out_scores, out_codes = np.empty(n, dtype=np.float64), np.empty(n, dtype=np.int32)
-    out_hashes = None if hashes is None else np.empty(n, dtype=np.uint64)
-    scores = np.ascontiguousarray(scores)
-    hashes = None if hashes is None else np.ascontiguousarray(hashes)
-    addresses = [None if c is None else c.ctypes.data for c in (scores, out_scores, hashes, out_hashes, out_codes)]
-    next_rows = grouping.part_places(grouping.counts, grouping.group_starts)
-
-    def partition(i: int) -> None:
-        lo, hi = grouping.slices[i]
-        lib.rg_partition_words(lo, hi, grouping.codes.ctypes.data, grouping.shift, next_rows[i].ctypes.data, *addresses)
-
-    parallel_map(partition, range(len(grouping.slices)))
+    out_hashes = None if columns[1] is None else np.empty(n, dtype=np.uint64)
+    passes = [(columns.pop(0), out_scores), (columns.pop(0), out_hashes)]  # the list now holds them
+    while passes:
+        column, out = passes.pop(0)
+        if column is None or out is None:
+            continue
+        _partition_words(lib, grouping, np.ascontiguousarray(column), out, out_codes)
+        del column
     perm = np.empty(n, dtype=np.int32)
     fixed = (grouping.shift, len(grouping.group_starts) - 1, grouping.group_starts.ctypes.data)
-    outputs = (addresses[1], addresses[3], addresses[4], perm.ctypes.data)
+    hashes_at = None if out_hashes is None else out_hashes.ctypes.data
+    outputs = (out_scores.ctypes.data, hashes_at, out_codes.ctypes.data, perm.ctypes.data)
     if any(parallel_map(lambda parts: lib.rg_sort_parts(*parts, *fixed, *outputs), grouping.part_ranges())):
         raise MemoryError("no memory for a part's sort")
     grouping.perm = perm
     return out_scores, out_hashes, out_codes
+
+
+def _partition_words(lib: Any, grouping: Grouping, column: np.ndarray, out: np.ndarray, out_codes: np.ndarray) -> None:
+    """Each file-order row of ``column`` copied to its part's next place in ``out`` (and its code in ``out_codes``)."""
+    next_rows = grouping.part_places(grouping.counts, grouping.group_starts)
+    addresses = (column.ctypes.data, out.ctypes.data, None, None, out_codes.ctypes.data)
+
+    def partition(i: int) -> None:
+        lo, hi = grouping.slices[i]
+        places = next_rows[i].ctypes.data
+        lib.rg_partition_words(lo, hi, grouping.codes.ctypes.data, grouping.shift, places, *addresses)
+
+    parallel_map(partition, range(len(grouping.slices)))
 
 
 def take_strings(grouping: Grouping) -> pa.StringArray:

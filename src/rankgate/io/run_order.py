@@ -35,6 +35,8 @@ from rankgate.core.run import _score_order
 from rankgate.core.run_scan import grouped_score_order
 from rankgate.io.trec import Parsed
 
+_NO_VALUES = np.empty(0, dtype=np.float64)
+
 
 def _scattered(codes: np.ndarray, n_queries: int) -> bool:
     """Whether some query's rows are not contiguous: more runs of equal codes than queries (every
@@ -89,7 +91,9 @@ def _reorder_grouped(parsed: Parsed, codes: np.ndarray, dictionary: pa.StringArr
     grouping = scattered.group_by_query(codes, len(dictionary), parsed.values, parsed.doc_hashes, parsed.table["docid"])
     if grouping is None:
         return False
-    parsed.values, parsed.doc_hashes, codes = scattered.sort_by_score(grouping, parsed.values, parsed.doc_hashes)
+    columns = [parsed.values, parsed.doc_hashes]  # let go by the sort as soon as each is copied
+    parsed.values, parsed.doc_hashes = _NO_VALUES, None
+    parsed.values, parsed.doc_hashes, codes = scattered.sort_by_score(grouping, columns)
     parsed.table = parsed.table.drop_columns(["docid"])  # the file-order doc ids: only `grouping` now
     docs = pa.chunked_array([scattered.take_strings(grouping)])
     del grouping
