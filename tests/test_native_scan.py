@@ -44,9 +44,11 @@ def native(library_path, monkeypatch):
 
 @pytest.fixture
 def small_windows(native, monkeypatch):
-    """Windows of 64 bytes (lines up to 256): every file crosses many window edges."""
+    """Windows of 64 bytes (lines up to 256): every file crosses many window edges; the doc ids
+    are cut into a new string array every 200 bytes (at 2 GB otherwise)."""
     monkeypatch.setattr(native_scan, "_WINDOW", 64)
     monkeypatch.setattr(native_scan, "_LONGEST_LINE", 256)
+    monkeypatch.setattr(native_scan, "_CHUNK_BYTES", 200)
     return native
 
 
@@ -273,6 +275,7 @@ def test_a_large_run_reads_into_the_same_run_both_ways(native, tmp_path, monkeyp
     compressed = tmp_path / "big.run.gz"
     compressed.write_bytes(gzip.compress(path.read_bytes()))
     monkeypatch.setattr(native_scan, "_WINDOW", 1 << 18)  # several windows, several threads
+    monkeypatch.setattr(native_scan, "_CHUNK_BYTES", 1 << 19)  # doc ids in several string arrays
     for file in (path, compressed):
         assert check_file(file, "run", monkeypatch)
         fast = read_run(file, duplicates="max")
@@ -305,3 +308,18 @@ def test_the_general_path_is_used_without_the_library(tmp_path, monkeypatch):
     path.write_text("q1 Q0 d1 1 0.5 t\n")
     assert native_scan.scan(str(path), None, "run") is None
     assert read_run(path).num_rows == 1
+
+
+def test_doc_ids_past_the_chunk_limit_start_a_new_string_array(native, tmp_path, monkeypatch):
+    """The doc ids are one string array until `_CHUNK_BYTES` of them (Arrow's int32 offsets), then
+    another: the rows are the same either way."""
+    path = tmp_path / "big.run"
+    _big_run(path, random.Random(5), queries=40, depth=100)
+    monkeypatch.setattr(native_scan, "_WINDOW", 1 << 12)
+    whole = native_scan.scan(str(path), None, "run")
+    monkeypatch.setattr(native_scan, "_CHUNK_BYTES", 1 << 13)
+    cut = native_scan.scan(str(path), None, "run")
+    assert whole is not None and cut is not None
+    assert whole.doc_ids.num_chunks == 1 and cut.doc_ids.num_chunks > 3
+    assert cut.doc_ids.to_pylist() == whole.doc_ids.to_pylist()
+    assert np.array_equal(cut.doc_hashes, whole.doc_hashes)
