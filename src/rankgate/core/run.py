@@ -107,13 +107,7 @@ class Run:
             idx = np.flatnonzero(keep)
             codes, score, dcol, hash_high = codes[idx], score[idx], take_rows(dcol, idx), hash_high[idx]
 
-        order, blocks = _score_order(codes, score)
-        if blocks is not None:
-            codes, score, hash_high = (take_array_blocks(a, *blocks) for a in (codes, score, hash_high))
-            dcol = take_blocks(dcol, *blocks)
-        elif order is not None:
-            codes, score, hash_high = codes[order], score[order], hash_high[order]
-            dcol = take_rows(dcol, order)
+        codes, score, hash_high, dcol = _in_score_order(codes, score, hash_high, dcol)
         offsets = group_offsets(codes, len(self.query_ids))
         if len(self.query_ids) and not (offsets[1:] > offsets[:-1]).all():  # ids no row uses (Categorical)
             used = offsets[1:] > offsets[:-1]
@@ -359,6 +353,20 @@ def _is_dictionary(values: object) -> bool:
 
 
 _Blocks = tuple[np.ndarray, np.ndarray]  # (starts, lengths) of row blocks
+
+
+def _in_score_order(
+    codes: np.ndarray, score: np.ndarray, hash_high: np.ndarray, docs: pa.ChunkedArray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, pa.ChunkedArray]:
+    """The rows sorted by (query, score desc), stably: whole queries moved block by block when only
+    they are out of order, else gathered by the permutation; the same arrays when already sorted."""
+    order, blocks = _score_order(codes, score)
+    if blocks is not None:
+        codes, score, hash_high = (take_array_blocks(a, *blocks) for a in (codes, score, hash_high))
+        return codes, score, hash_high, take_blocks(docs, *blocks)
+    if order is not None:
+        return codes[order], score[order], hash_high[order], take_rows(docs, order)
+    return codes, score, hash_high, docs
 
 
 def _score_order(codes: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray | None, _Blocks | None]:
