@@ -208,3 +208,32 @@ def test_block_copies_equal_the_numpy_path(seed, monkeypatch):
     assert np.array_equal(take_array_blocks(values, starts, lengths), native[1])
     with pytest.raises(IndexError):
         take_array_blocks(values, np.array([n - 1]), np.array([2]))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_tie_ranks_of_a_few_rows_equal_the_moves_of_every_group(seed):
+    """`Run.ranks` without the tie rule's moves (only the asked rows' groups: counted, or sorted when
+    asked for more than 16 times) against the ranks from every group's moves: integer scores (large
+    groups), -0.0 beside 0.0, doc ids in several chunks, rows asked in no order and more than once."""
+    rng = np.random.default_rng(seed)
+    n_queries = int(rng.integers(1, 30))
+    qids, docs, scores = [], [], []
+    for q in range(n_queries):
+        depth = int(rng.integers(1, [40, 300][seed % 2]))
+        qids += [f"q{q}"] * depth
+        docs += [f"d{x}" for x in rng.choice(100_000, size=depth, replace=False)]
+        values = rng.integers(0, [3, 40, 1, 5][seed % 4], size=depth).astype(np.float64)  # 1: one group a query
+        values[rng.random(depth) < 0.05] = -0.0
+        scores += values.tolist()
+    chunked = pa.chunked_array([pa.array(docs[i : i + 97]) for i in range(0, len(docs), 97)])
+    rows = rng.choice(len(docs), size=int(rng.integers(1, len(docs) + 1)), replace=True)  # repeats too
+
+    def ranks(known_moves: bool) -> np.ndarray:
+        run = Run(pa.array(qids), chunked, np.array(scores), duplicates="error")
+        if known_moves:
+            run._moves("trec")  # the path through every group's moves
+        picked = rows % run.num_rows
+        codes = np.searchsorted(run.offsets, picked, side="right") - 1
+        return run.ranks(picked, codes, "trec")
+
+    assert np.array_equal(ranks(False), ranks(True))

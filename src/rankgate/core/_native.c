@@ -38,7 +38,7 @@
 static const uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL;
 static const uint64_t MIX = 0xFF51AFD7ED558CCDULL;
 
-int rg_scan_version(void) { return 10; }
+int rg_scan_version(void) { return 11; }
 
 
 /* Whitespace inside a line, as trec_eval's isspace less the line ends. */
@@ -657,6 +657,68 @@ int rg_tie_moves(int64_t lo, int64_t hi, const int32_t *codes, const double *sco
     free(keys);
     free(spare);
     counts[0] = moved;
+    return status;
+}
+
+/* rg_tie_ranks: where trec_eval's order puts a few rows, without ordering every tie group (an
+ * evaluation asks only for the judged rows; with integer scores nearly every row is tied).
+ * rows[lo, hi): ascending rows of a run of n rows sorted by (query code, score descending), doc
+ * ids in `docs`; out[i] = the row at which the order puts rows[i]: its group's first row plus the
+ * rows of its group whose doc id comes before its own. A group asked for more than SORT_ABOVE times
+ * is sorted instead of counted (counting costs the group's size per row asked). Returns RG_OK or
+ * RG_CAPACITY (out of memory). */
+#define SORT_ABOVE 16
+
+int rg_tie_ranks(int64_t lo, int64_t hi, const int64_t *rows, int64_t n, const int32_t *codes, const double *scores,
+                 int64_t doc_chunks, const int64_t *doc_starts, const int32_t *const *doc_offsets,
+                 const uint8_t *const *doc_data, int64_t *out) {
+    const Strings docs = {doc_chunks, doc_starts, doc_offsets, doc_data};
+    Key *keys = NULL, *spare = NULL;
+    int64_t capacity = 0;
+    int status = RG_OK;
+    for (int64_t i = lo, j; i < hi; i = j) {
+        const int64_t r = rows[i];
+        int64_t g0 = r, g1 = r + 1;
+        while (g0 > 0 && codes[g0 - 1] == codes[r] && scores[g0 - 1] == scores[r]) g0--;
+        while (g1 < n && codes[g1] == codes[r] && scores[g1] == scores[r]) g1++;
+        for (j = i + 1; j < hi && rows[j] < g1; j++) {
+        }
+        const int64_t size = g1 - g0;
+        if (j - i <= SORT_ABOVE) {
+            for (int64_t k = i; k < j; k++) {
+                Key own, other;
+                own.bytes = string_at(&docs, rows[k], &own.length);
+                int64_t place = g0;
+                for (int64_t x = g0; x < g1; x++) {
+                    if (x == rows[k]) continue;
+                    other.bytes = string_at(&docs, x, &other.length);
+                    place += before(&other, &own);
+                }
+                out[k] = place;
+            }
+            continue;
+        }
+        if (size > capacity) {
+            capacity = size > 2 * capacity ? size : 2 * capacity;
+            Key *k = realloc(keys, (size_t)capacity * sizeof(Key)), *sp = k ? realloc(spare, (size_t)capacity * sizeof(Key)) : NULL;
+            if (k) keys = k;
+            if (sp) spare = sp;
+            if (!k || !sp) {
+                status = RG_CAPACITY;
+                break;
+            }
+        }
+        for (int64_t x = g0; x < g1; x++) {
+            keys[x - g0].bytes = string_at(&docs, x, &keys[x - g0].length);
+            keys[x - g0].row = (int32_t)(x - g0);
+        }
+        sort_keys(keys, spare, size);
+        int32_t *place = (int32_t *)spare; /* spare is free again: each row's place, by row */
+        for (int64_t p = 0; p < size; p++) place[keys[p].row] = (int32_t)p;
+        for (int64_t k = i; k < j; k++) out[k] = g0 + place[rows[k] - g0];
+    }
+    free(keys);
+    free(spare);
     return status;
 }
 

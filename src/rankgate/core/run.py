@@ -27,7 +27,7 @@ from rankgate.core.hashing import hash_filter_rows, high_words, string_hashes
 from rankgate.core.ids import RowLocator, check_ids, default_locator, intern_query_ids, mapping_locator
 from rankgate.core.parallel import parallel_map
 from rankgate.core.policies import TIE_POLICIES as TIE_POLICIES  # re-exported: it lived here
-from rankgate.core.run_scan import find_self_matches, scan_doc_ids, tie_group_moves
+from rankgate.core.run_scan import find_self_matches, scan_doc_ids, tie_group_moves, tie_ranks
 from rankgate.errors import DuplicateError, InputError
 
 _MAX_FILTER_IDS = 1 << 24  # more judged pairs than this: the filter tables pass too many rows
@@ -261,9 +261,15 @@ class Run:
         """0-based rank in evaluation order of stored ``rows`` (of queries ``codes``, their `query_codes`).
 
         Equal to the row's position in ``ranking_order(ties)`` less its query's first row,
-        without building that permutation: only rows inside a tie group move.
+        without building that permutation: only rows inside a tie group move, and unless the tie
+        rule's moves are already known, only the groups of these rows are looked at (an
+        evaluation asks for the judged rows: with integer scores nearly every row is tied).
         """
         position = np.asarray(rows, dtype=np.int64)
+        if ties not in self._tie_moves and ties != "input" and not self.ranked and self.num_rows > 1:
+            found = tie_ranks(self.query_codes, self.scores, self.doc_ids, position)
+            if found is not None:
+                return found - self.offsets[codes]
         moved, within = self._moves(ties)
         if len(moved) and len(position):
             in_group = np.zeros(self.num_rows, dtype=bool)  # one gather per row, a search only for moved ones
