@@ -220,7 +220,8 @@ def _judged_rows(plan: _QueryPlan, q: Qrels, r: Run, ties: str, *, tie_groups: b
     evaluated[plan.run_index[present]] = present
     query = evaluated[codes]
     keep = query >= 0
-    rows, codes, query, qrel_rows = rows[keep], codes[keep], query[keep], qrel_rows[keep]
+    if not keep.all():  # rows of queries left out of the evaluation (the usual case has none)
+        rows, codes, query, qrel_rows = rows[keep], codes[keep], query[keep], qrel_rows[keep]
     rank = r.ranks(rows, codes, ties)
     if _ordered(query, rank):  # the usual case: run and qrels list their queries in the same (byte) order
         out = _Judged(query=query, rank=rank, grade=q.grades[qrel_rows])
