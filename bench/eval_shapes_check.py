@@ -33,7 +33,8 @@ MEASURES = "P@10,R@100,nDCG@10,RR@10,AP"
 
 def measure(src: str, meta: dict, out: str, repeat: int) -> dict:
     """Best-of-``repeat`` CPU time of one tree on one shape, its peak RSS and its output's digest."""
-    env = {**os.environ, "PYTHONPATH": os.path.abspath(src)}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # each tree's bytecode cached,
+    env["PYTHONPATH"] = os.path.abspath(src)  # as a user's interpreter does (else the old tree compiles every run)
     cmd = [sys.executable, "-m", "rankgate", "eval", meta["qrels"], meta["run"], "-m", MEASURES]
     cmd += ["--per-query", "--format", "json"]
     best: dict | None = None
