@@ -177,6 +177,7 @@ def take_blocks(column: pa.ChunkedArray, starts: np.ndarray, lengths: np.ndarray
     output is cut in pieces of about a quarter million rows, each copied once (no concatenation
     of the whole column first).
     """
+    starts, lengths = _checked_blocks(starts, lengths, len(column))
     taken = _take_string_blocks_native(column, starts, lengths)
     if taken is not None:
         return pa.chunked_array([taken], type=column.type)
@@ -201,13 +202,10 @@ def take_blocks(column: pa.ChunkedArray, starts: np.ndarray, lengths: np.ndarray
 
 def take_array_blocks(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """`take_blocks` of a numpy array: each block copied whole (no permutation of every row)."""
-    starts = np.ascontiguousarray(starts, dtype=np.int64)
-    lengths = np.ascontiguousarray(lengths, dtype=np.int64)
-    at = np.cumsum(lengths) - lengths
     source = np.ascontiguousarray(values)
+    starts, lengths = _checked_blocks(starts, lengths, len(source))
+    at = np.cumsum(lengths) - lengths
     out = np.empty(int(lengths.sum()), dtype=source.dtype)
-    if len(starts) and (starts.min() < 0 or (starts + lengths).max() > len(source) or lengths.min() < 0):
-        raise IndexError(f"a block outside an array of {len(source)} rows")
     lib = native.library()
     if lib is None:
         for start, length, to in zip(starts.tolist(), lengths.tolist(), at.tolist(), strict=True):
@@ -219,6 +217,18 @@ def take_array_blocks(values: np.ndarray, starts: np.ndarray, lengths: np.ndarra
         _block_parts(at, len(out)),
     )
     return out
+
+
+def _checked_blocks(starts: np.ndarray, lengths: np.ndarray, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """``starts`` and ``lengths`` as int64; IndexError for a block outside ``rows`` rows (every
+    path, native or not, refuses the same blocks)."""
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    lengths = np.ascontiguousarray(lengths, dtype=np.int64)
+    if len(starts) != len(lengths):
+        raise ValueError(f"{len(starts)} block starts but {len(lengths)} lengths")
+    if len(starts) and (lengths.min() < 0 or starts.min() < 0 or (starts + lengths).max() > rows):
+        raise IndexError(f"a block outside a column of {rows} rows")
+    return starts, lengths
 
 
 def _block_parts(at: np.ndarray, rows: int) -> list[tuple[int, int]]:
@@ -237,8 +247,6 @@ def _take_string_blocks_native(
     strings = native.string_chunks(column) if lib is not None and len(column) < 2**31 else None
     if strings is None:
         return None
-    starts = np.ascontiguousarray(starts, dtype=np.int64)
-    lengths = np.ascontiguousarray(lengths, dtype=np.int64)
     at = np.cumsum(lengths) - lengths
     n = int(lengths.sum()) if len(lengths) else 0
     parts = _block_parts(at, n)

@@ -250,8 +250,7 @@ def tie_ranks(codes: np.ndarray, scores: np.ndarray, docs: pa.ChunkedArray, rows
     scores = np.ascontiguousarray(scores, dtype=np.float64)
     out = np.empty(len(ascending), dtype=np.int64)
     run = (n, codes.ctypes.data, scores.ctypes.data, *strings.arguments(), out.ctypes.data)
-    step = max(1, -(-len(ascending) // max(1, WORKERS)))
-    parts = [(lo, min(len(ascending), lo + step)) for lo in range(0, len(ascending), step)]
+    parts = _query_parts(codes[ascending], WORKERS)
     if any(parallel_map(lambda part: lib.rg_tie_ranks(*part, ascending.ctypes.data, *run), parts)):
         return None
     if order is None:
@@ -259,6 +258,18 @@ def tie_ranks(codes: np.ndarray, scores: np.ndarray, docs: pa.ChunkedArray, rows
     back = np.empty_like(out)
     back[order] = out
     return back
+
+
+def _query_parts(row_codes: np.ndarray, count: int) -> list[tuple[int, int]]:
+    """About ``count`` equal ranges of ``row_codes`` (ascending), cut only where the query changes:
+    a tie group is then looked at by one thread, not sorted once per thread that asks about it."""
+    n = len(row_codes)
+    changes = np.flatnonzero(row_codes[1:] != row_codes[:-1]) + 1
+    if len(changes) == 0:  # one query: one part
+        return [(0, n)] if n else []
+    wanted = np.arange(1, max(1, count)) * n // max(1, count)
+    cuts = sorted({0, n, *changes[np.minimum(np.searchsorted(changes, wanted), len(changes) - 1)].tolist()})
+    return [(lo, hi) for lo, hi in itertools.pairwise(cuts) if hi > lo]
 
 
 def grouped_score_order(codes: np.ndarray, scores: np.ndarray) -> np.ndarray | None:

@@ -290,7 +290,8 @@ class _Rows:
     def _grow_doc_ids(self, rows: int, size: int, window: _Window) -> None:
         used_rows = self.count - self.chunk_start
         row_capacity = max(rows, self._guess(used_rows, window.rows, window.rows) + 1)
-        byte_capacity = max(size, self._guess(self.doc_used, window.rows, len(window.doc_bytes)))
+        guess = self._guess(self.doc_used, window.rows, len(window.doc_bytes))
+        byte_capacity = max(size, min(guess, _CHUNK_BYTES + len(window.doc_bytes)))  # a chunk holds no more
         self.doc_offsets = _grown(self.doc_offsets, used_rows + 1, row_capacity)
         self.doc_bytes = _grown(self.doc_bytes, self.doc_used, byte_capacity)
 
