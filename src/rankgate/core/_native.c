@@ -618,6 +618,27 @@ static void sort_keys(Key *keys, Key *spare, int64_t n) {
     while (i < half) keys[k++] = spare[i++];
 }
 
+/* The keys of rows [a, b) of `docs` (each its doc id and its place in the group), sorted by
+ * `before`; *keys and *spare grown to at least b - a. Returns RG_OK or RG_CAPACITY. */
+static int sorted_group(const Strings *docs, int64_t a, int64_t b, Key **keys, Key **spare, int64_t *capacity) {
+    const int64_t size = b - a;
+    if (size > *capacity) {
+        const int64_t wanted = size > 2 * *capacity ? size : 2 * *capacity;
+        Key *k = realloc(*keys, (size_t)wanted * sizeof(Key));
+        if (k) *keys = k;
+        Key *s = k ? realloc(*spare, (size_t)wanted * sizeof(Key)) : NULL;
+        if (s) *spare = s;
+        if (!k || !s) return RG_CAPACITY;
+        *capacity = wanted;
+    }
+    for (int64_t r = a; r < b; r++) {
+        (*keys)[r - a].bytes = string_at(docs, r, &(*keys)[r - a].length);
+        (*keys)[r - a].row = (int32_t)(r - a);
+    }
+    sort_keys(*keys, *spare, size);
+    return RG_OK;
+}
+
 /* Rows [lo, hi) of a run sorted by (query code, score descending), doc ids in `docs` (global rows):
  * every row in a group of equal (code, score) of two or more, ascending (rows[0, counts[0]), relative
  * to lo), and within[i], the place in rows of the row that trec_eval's order puts at rows[i] (doc
@@ -635,22 +656,11 @@ int rg_tie_moves(int64_t lo, int64_t hi, const int32_t *codes, const double *sco
         }
         const int64_t size = b - a;
         if (size < 2) continue;
-        if (size > capacity) {
-            capacity = size > 2 * capacity ? size : 2 * capacity;
-            Key *k = realloc(keys, (size_t)capacity * sizeof(Key)), *s = k ? realloc(spare, (size_t)capacity * sizeof(Key)) : NULL;
-            if (k) keys = k;
-            if (s) spare = s;
-            if (!k || !s) {
-                status = RG_CAPACITY;
-                break;
-            }
+        if (sorted_group(&docs, a, b, &keys, &spare, &capacity) != RG_OK) {
+            status = RG_CAPACITY;
+            break;
         }
-        for (int64_t r = a; r < b; r++) {
-            keys[r - a].bytes = string_at(&docs, r, &keys[r - a].length);
-            keys[r - a].row = (int32_t)(r - a);
-            rows[moved + r - a] = (int32_t)(r - lo);
-        }
-        sort_keys(keys, spare, size);
+        for (int64_t r = a; r < b; r++) rows[moved + r - a] = (int32_t)(r - lo);
         for (int64_t i = 0; i < size; i++) within[moved + i] = (int32_t)(moved + keys[i].row);
         moved += size;
     }
@@ -698,21 +708,10 @@ int rg_tie_ranks(int64_t lo, int64_t hi, const int64_t *rows, int64_t n, const i
             }
             continue;
         }
-        if (size > capacity) {
-            capacity = size > 2 * capacity ? size : 2 * capacity;
-            Key *k = realloc(keys, (size_t)capacity * sizeof(Key)), *sp = k ? realloc(spare, (size_t)capacity * sizeof(Key)) : NULL;
-            if (k) keys = k;
-            if (sp) spare = sp;
-            if (!k || !sp) {
-                status = RG_CAPACITY;
-                break;
-            }
+        if (sorted_group(&docs, g0, g1, &keys, &spare, &capacity) != RG_OK) {
+            status = RG_CAPACITY;
+            break;
         }
-        for (int64_t x = g0; x < g1; x++) {
-            keys[x - g0].bytes = string_at(&docs, x, &keys[x - g0].length);
-            keys[x - g0].row = (int32_t)(x - g0);
-        }
-        sort_keys(keys, spare, size);
         int32_t *place = (int32_t *)spare; /* spare is free again: each row's place, by row */
         for (int64_t p = 0; p < size; p++) place[keys[p].row] = (int32_t)p;
         for (int64_t k = i; k < j; k++) out[k] = g0 + place[rows[k] - g0];
