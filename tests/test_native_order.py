@@ -26,22 +26,15 @@ from rankgate.core.columns import take_rows
 from rankgate.core.run_scan import grouped_score_order
 from rankgate.io import run_order
 from rankgate.io.readers import read_run
-from tests.native_support import built_library
-
-
-@pytest.fixture(scope="module")
-def library_path(tmp_path_factory):
-    return built_library(tmp_path_factory)
+from tests.native_support import use_built_library
 
 
 @pytest.fixture
-def kernels(library_path, monkeypatch):
+def kernels(tmp_path_factory, monkeypatch):
     """The native kernels loaded, with small slices and parts: many threads' calls on small inputs."""
-    monkeypatch.setattr(native, "LIBRARY", library_path)
-    monkeypatch.setattr(native, "_lib", None)
+    use_built_library(tmp_path_factory, monkeypatch)
     monkeypatch.setattr(scattered, "_ROWS_PER_CALL", 64)
     monkeypatch.setattr(gather, "_NATIVE_SLICE", 100)
-    assert native.library() is not None
     return native.library()
 
 

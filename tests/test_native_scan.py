@@ -24,21 +24,14 @@ from rankgate.core.hashing import string_hashes
 from rankgate.errors import InputError
 from rankgate.io import native_scan, trec
 from rankgate.io.readers import read_qrels, read_run
-from tests.native_support import built_library
+from tests.native_support import use_built_library
 
 LAYOUTS = {"run": trec.RUN_LAYOUT, "qrels": trec.QRELS_LAYOUT}
 
 
-@pytest.fixture(scope="module")
-def library_path(tmp_path_factory):
-    return built_library(tmp_path_factory)
-
-
 @pytest.fixture
-def native(library_path, monkeypatch):
-    monkeypatch.setattr(native_kernels, "LIBRARY", library_path)
-    monkeypatch.setattr(native_kernels, "_lib", None)
-    assert native_kernels.library() is not None
+def native(tmp_path_factory, monkeypatch):
+    use_built_library(tmp_path_factory, monkeypatch)
     return native_scan
 
 

@@ -107,7 +107,7 @@ class Run:
             idx = np.flatnonzero(keep)
             codes, score, dcol, hash_high = codes[idx], score[idx], take_rows(dcol, idx), hash_high[idx]
 
-        codes, score, hash_high, dcol = _in_score_order(codes, score, hash_high, dcol)
+        codes, score, hash_high, dcol = in_order(*_score_order(codes, score), [codes, score, hash_high, dcol])
         offsets = group_offsets(codes, len(self.query_ids))
         if len(self.query_ids) and not (offsets[1:] > offsets[:-1]).all():  # ids no row uses (Categorical)
             used = offsets[1:] > offsets[:-1]
@@ -361,18 +361,21 @@ def _is_dictionary(values: object) -> bool:
 _Blocks = tuple[np.ndarray, np.ndarray]  # (starts, lengths) of row blocks
 
 
-def _in_score_order(
-    codes: np.ndarray, score: np.ndarray, hash_high: np.ndarray, docs: pa.ChunkedArray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, pa.ChunkedArray]:
-    """The rows sorted by (query, score desc), stably: whole queries moved block by block when only
-    they are out of order, else gathered by the permutation; the same arrays when already sorted."""
-    order, blocks = _score_order(codes, score)
-    if blocks is not None:
-        codes, score, hash_high = (take_array_blocks(a, *blocks) for a in (codes, score, hash_high))
-        return codes, score, hash_high, take_blocks(docs, *blocks)
-    if order is not None:
-        return codes[order], score[order], hash_high[order], take_rows(docs, order)
-    return codes, score, hash_high, docs
+def in_order(order: np.ndarray | None, blocks: _Blocks | None, columns: list[Any]) -> list[Any]:
+    """``columns`` (numpy arrays, or Arrow string columns; None passes) in the order `_score_order`
+    found: whole queries copied block by block, else gathered by the permutation. The list's items
+    are replaced one at a time, so the caller that keeps no other reference lets each old column
+    go as soon as its copy exists. Unchanged when ``order`` and ``blocks`` are both None."""
+    for i, column in enumerate(columns):
+        array = isinstance(column, np.ndarray)
+        if column is None:
+            continue
+        if blocks is not None:
+            columns[i] = take_array_blocks(column, *blocks) if array else take_blocks(column, *blocks)
+        elif order is not None:
+            columns[i] = column[order] if array else take_rows(column, order)
+        del column
+    return columns
 
 
 def _score_order(codes: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray | None, _Blocks | None]:
@@ -401,7 +404,13 @@ def _score_order(codes: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray | No
         if blocks is not None:
             return None, blocks
     table = pa.table({"q": numeric_array(codes), "s": numeric_array(scores)})
-    return column_to_numpy(pc.sort_indices(table, sort_keys=[("q", "ascending"), ("s", "descending")])), None
+    order = column_to_numpy(pc.sort_indices(table, sort_keys=[("q", "ascending"), ("s", "descending")]))
+    return narrow_rows(order), None
+
+
+def narrow_rows(order: np.ndarray) -> np.ndarray:
+    """A permutation as int32 below 2**31 rows (Arrow's sort gives uint64): half the memory."""
+    return order.astype(np.int32, copy=False) if len(order) < 2**31 else order
 
 
 def query_blocks(codes: np.ndarray) -> _Blocks | None:

@@ -23,15 +23,8 @@ import numpy as np
 import pyarrow as pa
 
 from rankgate.core import scattered
-from rankgate.core.columns import (
-    intern_ordered,
-    numeric_array,
-    release_unused,
-    take_array_blocks,
-    take_blocks,
-    take_rows,
-)
-from rankgate.core.run import _score_order
+from rankgate.core.columns import intern_ordered, numeric_array, release_unused
+from rankgate.core.run import _score_order, in_order, narrow_rows
 from rankgate.core.run_scan import grouped_score_order
 from rankgate.io.trec import Parsed
 
@@ -60,27 +53,14 @@ def reorder(parsed: Parsed, duplicates: str) -> bool:
         order, blocks = grouped_score_order(codes, parsed.values), None
         if order is None:
             order, blocks = _score_order(codes, parsed.values)
-    if blocks is not None:  # whole queries moved, each column block by block
-        parsed.values, codes = take_array_blocks(parsed.values, *blocks), take_array_blocks(codes, *blocks)
-        if parsed.doc_hashes is not None:
-            parsed.doc_hashes = take_array_blocks(parsed.doc_hashes, *blocks)
-        docs = parsed.table["docid"]
-        parsed.table = parsed.table.drop_columns(["docid"])  # the file-order doc ids: only `docs` now
-        docs = take_blocks(docs, *blocks)
-        _set_columns(parsed, codes, dictionary, docs)
-        return True
-    if order is None or duplicates != "error":
+    if blocks is None and (order is None or duplicates != "error"):
         return False
-    if len(order) < 2**31:
-        order = order.astype(np.int32, copy=False)  # Arrow's sort gives uint64: half the size
-    parsed.values = parsed.values[order]
-    if parsed.doc_hashes is not None:
-        parsed.doc_hashes = parsed.doc_hashes[order]
-    codes = codes[order]
-    docs = parsed.table["docid"]
-    parsed.table = parsed.table.drop_columns(["docid"])  # the file-order doc ids: only `docs` now
-    docs = take_rows(docs, order)
-    del order
+    order = None if order is None else narrow_rows(order)
+    columns = [codes, parsed.values, parsed.doc_hashes, parsed.table["docid"]]
+    parsed.values, parsed.doc_hashes = _NO_VALUES, None
+    parsed.table = parsed.table.drop_columns(["docid"])  # the file-order columns: only in `columns` now
+    del codes  # each is let go as its copy is made
+    codes, parsed.values, parsed.doc_hashes, docs = in_order(order, blocks, columns)
     _set_columns(parsed, codes, dictionary, docs)
     return True
 
