@@ -1,7 +1,5 @@
-"""``python -m rankgate``: the command line, with the exit code the installed ``rankgate`` gives."""
+"""``python -m rankgate``: the command line, as the installed ``rankgate`` runs it."""
 
-import sys
+from rankgate.cli import run
 
-from rankgate.cli import main
-
-sys.exit(main())
+run()
