@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from rankgate.core import arrow_compute as pc
 from rankgate.core.columns import as_strings, intern, take_rows
 from rankgate.core.policies import CHUNK_AGGREGATIONS
 from rankgate.core.run import Run

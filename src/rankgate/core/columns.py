@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from rankgate.core import arrow_compute as pc
 from rankgate.core.gather import concat_releasing as concat_releasing  # re-exported: they lived here
 from rankgate.core.gather import indices as indices
 from rankgate.core.gather import release_unused as release_unused
@@ -34,9 +34,9 @@ def as_strings(values: Any) -> pa.ChunkedArray:
     elif not isinstance(values, pa.ChunkedArray):
         values = pa.chunked_array([pa.array(values)])
     if pa.types.is_dictionary(values.type):
-        values = values.cast(values.type.value_type)
+        values = pc.cast(values, values.type.value_type)
     if not pa.types.is_string(values.type):
-        values = values.cast(pa.string())
+        values = pc.cast(values, pa.string())
     return values
 
 
@@ -144,7 +144,7 @@ def intern_ordered(column: Any, *, check_used: bool = True) -> Interned:
         plain = intern(column)
         rank = byte_order_rank(plain.values)  # a permutation: values are unique
         codes = np.take(rank.astype(plain.codes.dtype), plain.codes)
-        return Interned(codes=codes, values=as_string_array(plain.values.take(indices(np.argsort(rank)))))
+        return Interned(codes=codes, values=as_string_array(pc.take(plain.values, indices(np.argsort(rank)))))
     chunks = [c for c in column.chunks if len(c)]
     if len(chunks) == 1 and chunks[0].indices.type == pa.int32() and _strictly_increasing(chunks[0].dictionary):
         ready = Interned(codes=array_to_numpy(chunks[0].indices), values=as_string_array(chunks[0].dictionary))
@@ -155,7 +155,7 @@ def intern_ordered(column: Any, *, check_used: bool = True) -> Interned:
             return ready
     dictionaries = pa.chunked_array([c.dictionary for c in chunks], type=column.type.value_type)
     found = pc.unique(dictionaries)
-    values = as_string_array(found.take(pc.sort_indices(found)))
+    values = as_string_array(pc.take(found, pc.sort_indices(found)))
     codes = np.empty(len(column), dtype=np.int32 if len(values) < 2**31 else np.int64)
     # Every chunk's dictionary entry -> its code: one lookup for all the (small) dictionaries.
     entry_codes = column_to_numpy(pc.index_in(dictionaries, value_set=values)).astype(codes.dtype, copy=False)
@@ -342,7 +342,7 @@ def byte_order_rank(values: pa.StringArray | pa.ChunkedArray) -> np.ndarray:
     """Rank of each string in byte-wise (memcmp) order; equal strings share a rank."""
     order = column_to_numpy(pc.sort_indices(values))
     ranks = np.empty(len(values), dtype=np.int64)
-    sorted_vals = values.take(indices(order))
+    sorted_vals = pc.take(values, indices(order))
     # Equal neighbours share a rank so that ties in id compare equal.
     if len(values):
         eq = column_to_numpy(pc.equal(sorted_vals[1:], sorted_vals[:-1]))

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from rankgate.core import arrow_compute as pc
 from rankgate.core import native
 from rankgate.core.parallel import parallel_map
 
@@ -66,7 +67,7 @@ def take_rows(column: pa.ChunkedArray | pa.Array, rows: np.ndarray) -> pa.Chunke
     if rows.dtype.kind != "i":  # int32 rows stay int32: no full-size int64 copy of a permutation
         rows = rows.astype(np.int64)
     if column.num_chunks <= 1:
-        return pa.chunked_array([c.take(indices(rows)) for c in column.chunks], type=column.type)
+        return pa.chunked_array([pc.take(c, indices(rows)) for c in column.chunks], type=column.type)
     ascending = len(rows) < 2 or bool((rows[1:] >= rows[:-1]).all())
     if not ascending and 4 * len(rows) > len(column):  # a large shuffle
         return _take_shuffled(column, rows)
@@ -78,7 +79,7 @@ def take_rows(column: pa.ChunkedArray | pa.Array, rows: np.ndarray) -> pa.Chunke
     if len(wanted) and (wanted[0] < 0 or wanted[-1] >= bounds[-1]):
         raise IndexError(f"row index out of bounds for a column of {bounds[-1]} rows")
     parts = [
-        column.chunk(i).take(indices(wanted[cuts[i] : cuts[i + 1]] - bounds[i]))
+        pc.take(column.chunk(i), indices(wanted[cuts[i] : cuts[i + 1]] - bounds[i]))
         for i in range(column.num_chunks)
         if cuts[i + 1] > cuts[i]
     ]
@@ -87,7 +88,7 @@ def take_rows(column: pa.ChunkedArray | pa.Array, rows: np.ndarray) -> pa.Chunke
         return out
     back = np.empty(len(order), dtype=np.int64)
     back[order] = np.arange(len(order))
-    return pa.chunked_array([out.combine_chunks().take(indices(back))], type=column.type)
+    return pa.chunked_array([pc.take(out.combine_chunks(), indices(back))], type=column.type)
 
 
 def _take_shuffled(column: pa.ChunkedArray, rows: np.ndarray) -> pa.ChunkedArray:
@@ -111,13 +112,13 @@ def _take_shuffled(column: pa.ChunkedArray, rows: np.ndarray) -> pa.ChunkedArray
         cuts = np.searchsorted(chunk[order], np.arange(column.num_chunks + 1)).tolist()
         by_chunk = wanted[order]
         parts = [
-            column.chunk(i).take(indices(by_chunk[cuts[i] : cuts[i + 1]] - bounds[i]))
+            pc.take(column.chunk(i), indices(by_chunk[cuts[i] : cuts[i + 1]] - bounds[i]))
             for i in range(column.num_chunks)
             if cuts[i + 1] > cuts[i]
         ]
         back = np.empty(len(order), dtype=np.int64)
         back[order] = np.arange(len(order))
-        return pa.concat_arrays(parts).take(indices(back))
+        return pc.take(pa.concat_arrays(parts), indices(back))
 
     return pa.chunked_array(parallel_map(piece, range(0, len(rows), _TAKE_SLICE)), type=column.type)
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from rankgate.core import arrow_compute as pc
 from rankgate.core.columns import (
     DUPLICATE_POLICIES,
     arrow_to_frame,
@@ -112,7 +112,7 @@ class Run:
         if len(self.query_ids) and not (offsets[1:] > offsets[:-1]).all():  # ids no row uses (Categorical)
             used = offsets[1:] > offsets[:-1]
             codes = np.take((np.cumsum(used) - 1).astype(codes.dtype), codes)
-            self.query_ids = as_string_array(self.query_ids.filter(pa.array(used)))
+            self.query_ids = as_string_array(pc.filter(self.query_ids, pa.array(used)))
             offsets = group_offsets(codes, len(self.query_ids))
         self.offsets: np.ndarray = offsets
         self.query_codes: np.ndarray = codes

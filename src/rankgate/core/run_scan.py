@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from rankgate.core import arrow_compute as pc
 from rankgate.core import native
 from rankgate.core.columns import (
     column_to_numpy,
@@ -122,7 +122,7 @@ def find_self_matches(
     if len(candidates) == 0:
         return {}
     found = take_rows(docs, candidates).to_pylist()
-    qids = query_ids.take(indices(codes[candidates])).to_pylist()
+    qids = pc.take(query_ids, indices(codes[candidates])).to_pylist()
     out: dict[str, float] = {}
     for q, d, s in zip(qids, found, scores[candidates].tolist(), strict=True):
         if q == d:

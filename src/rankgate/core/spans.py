@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from rankgate.core import arrow_compute as pc
 from rankgate.core.chunks import ChunkTable
 from rankgate.core.columns import column_to_numpy
 from rankgate.core.ids import RowLocator, default_locator

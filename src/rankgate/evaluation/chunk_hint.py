@@ -12,8 +12,8 @@ import re
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from rankgate.core import arrow_compute as pc
 from rankgate.core.columns import take_rows
 
 SEPARATORS = ("#", "::")

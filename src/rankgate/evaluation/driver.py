@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from rankgate.core import arrow_compute as pc
 from rankgate.core.columns import indices
 from rankgate.core.qrels import Qrels
 from rankgate.core.run import Run
@@ -103,7 +104,7 @@ def evaluate_in_memory(
     )
     return Results(
         measures=list(wanted),
-        query_ids=q.query_ids.take(indices(plan.qrels_index)).to_pylist(),
+        query_ids=pc.take(q.query_ids, indices(plan.qrels_index)).to_pylist(),
         values=values,
         queries=plan.counts,
         settings=settings.to_dict(),
@@ -165,8 +166,8 @@ def _plan_queries(q: Qrels, r: Run, *, queries: str, empty: str, rel: int) -> _Q
         qrels_index=chosen,
         run_index=run_of_qrels[chosen],
         counts=counts,
-        run_only_ids=r.query_ids.take(indices(run_only[:3])).to_pylist(),
-        missing_ids=q.query_ids.take(indices(missing[:3])).to_pylist(),
+        run_only_ids=pc.take(r.query_ids, indices(run_only[:3])).to_pylist(),
+        missing_ids=pc.take(q.query_ids, indices(missing[:3])).to_pylist(),
         qrels_of_run=qrels_of_run,
     )
 

@@ -16,8 +16,8 @@ import itertools
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from rankgate.core import arrow_compute as pc
 from rankgate.core import native
 from rankgate.core.columns import (
     column_to_numpy,
@@ -50,7 +50,7 @@ def join(q: Qrels, r: Run, *, qrels_of_run: np.ndarray | None = None) -> tuple[n
     found = _join_native(q, r, qrels_of_run)
     if found is not None:
         return found
-    judged_queries = q.query_ids.take(indices(q.query_codes))
+    judged_queries = pc.take(q.query_ids, indices(q.query_codes))
     candidate = r.candidate_rows(judged_queries, q.doc_ids)  # a superset of the judged pairs
     found = _join_by_hash(q, r, candidate)
     if found is None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from rankgate.core import arrow_compute as pc
 from rankgate.core.columns import indices
 from rankgate.core.run import Run
 
@@ -21,13 +21,13 @@ def without_self_matches(r: Run) -> Run:
     """
     if not r.self_matches:
         return r
-    query_of_row = r.query_ids.take(indices(r.query_codes))
+    query_of_row = pc.take(r.query_ids, indices(r.query_codes))
     docs = r.doc_ids.combine_chunks() if isinstance(r.doc_ids, pa.ChunkedArray) else r.doc_ids
     keep = np.flatnonzero(~pc.equal(query_of_row, docs).to_numpy(zero_copy_only=False))
     rows = indices(keep)
     return Run(
-        query_of_row.take(rows),
-        docs.take(rows),
+        pc.take(query_of_row, rows),
+        pc.take(docs, rows),
         r.scores[keep],
         name=r.name,
         source=r.source,

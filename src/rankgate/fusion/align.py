@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from rankgate.core import arrow_compute as pc
 from rankgate.core.columns import as_string_array, column_to_numpy, intern, take_rows
 from rankgate.core.run import Run
 from rankgate.errors import InputError

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pyarrow.compute as pc
 
+from rankgate.core import arrow_compute as pc
 from rankgate.core.qrels import Qrels
 from rankgate.core.run import Run
 from rankgate.errors import ConfigError

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from rankgate.core import arrow_compute as pc
 from rankgate.core.columns import column_to_numpy
 from rankgate.errors import InputError
 from rankgate.io.jsontext import loads

@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from rankgate.core import arrow_compute as pc
 from rankgate.core.columns import (
     array_to_numpy,
     column_to_numpy,
@@ -335,7 +335,7 @@ def _values(chunks: list[Any], layout: Layout) -> np.ndarray | None:
     if pc.any(pc.match_substring(column, "e", ignore_case=True)).as_py():
         return None
     try:
-        grades = column_to_numpy(column.cast(pa.float64()))
+        grades = column_to_numpy(pc.cast(column, pa.float64()))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
     whole = np.isfinite(grades) & (grades == np.round(grades)) & (np.abs(grades) <= _MAX_GRADE)

@@ -27,8 +27,8 @@ from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from rankgate.core import arrow_compute as pc
 from rankgate.core.columns import as_string_array, column_to_numpy
 from rankgate.core.qrels import Qrels
 from rankgate.core.run import Run

@@ -128,7 +128,8 @@ def _line(source: str, index: int) -> int:
 
 def _ids(column: Any, what: str, source: str) -> tuple[list[str], np.ndarray]:
     import pyarrow as pa
-    import pyarrow.compute as pc
+
+    from rankgate.core import arrow_compute as pc
 
     array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     if pa.types.is_dictionary(array.type):
@@ -146,7 +147,8 @@ def _ids(column: Any, what: str, source: str) -> tuple[list[str], np.ndarray]:
 
 def _numbers(column: Any, what: str, source: str) -> np.ndarray:
     import pyarrow as pa
-    import pyarrow.compute as pc
+
+    from rankgate.core import arrow_compute as pc
 
     array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     if array.null_count:
@@ -197,7 +199,8 @@ def _checked_clicked(values: np.ndarray, source: str) -> np.ndarray:
 
 def _timestamps(column: Any, source: str) -> np.ndarray:
     import pyarrow as pa
-    import pyarrow.compute as pc
+
+    from rankgate.core import arrow_compute as pc
 
     array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     if pa.types.is_string(array.type) or pa.types.is_large_string(array.type):

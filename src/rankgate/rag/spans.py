@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from rankgate.core import arrow_compute as pc
 from rankgate.core.columns import column_to_numpy, take_rows
 from rankgate.core.qrels import Qrels
 from rankgate.core.run import Run

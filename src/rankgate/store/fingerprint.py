@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
+
+from rankgate.core import arrow_compute as pc
 
 if TYPE_CHECKING:
     from rankgate.core.qrels import Qrels
