@@ -35,27 +35,41 @@ def _chunked(array: pa.Array) -> pa.ChunkedArray:
 def test_each_kernel_gives_pyarrow_computes_result(nulls, chunked):
     values = _strings(500, nulls=nulls)
     other = _strings(500, nulls=nulls)
-    if chunked:
-        values, other = _chunked(values), _chunked(other)
     rows = pa.array(rng.integers(0, 500, 300))
+    mask = pa.array([None if i % 5 == 0 else bool(b) for i, b in enumerate(rng.random(500) < 0.4)])
+    if chunked:
+        values, other, rows, mask = _chunked(values), _chunked(other), _chunked(rows), _chunked(mask)
     value_set = _strings(20)
-    mask = pa.array(rng.random(500) < 0.4)
+    true_or_null = pa.array([True, None, True])
     cases = [
         ("take", (values, rows), {}),
-        ("take", (values, rows), {"boundscheck": False}),
         ("sort_indices", (values,), {}),
         ("equal", (values, other), {}),
         ("less", (values, other), {}),
-        ("all", (pc.less(values, other),), {}),
-        ("all", (pc.less(values, other),), {"skip_nulls": False}),
+        ("all", (true_or_null,), {}),
+        ("all", (true_or_null,), {"skip_nulls": False}),
+        ("all", (true_or_null,), {"options": {"skip_nulls": False}}),
+        ("extract_regex", (values, "(?P<head>d)(?P<tail>.*)"), {}),  # an option given by position: the pattern
         ("dictionary_encode", (values,), {}),
         ("index_in", (values,), {"value_set": value_set}),
+        ("index_in", (values,), {"options": real.SetLookupOptions(value_set, skip_nulls=True)}),
         ("extract_regex", (values,), {"pattern": "(?P<head>d)(?P<tail>1.*)"}),
         ("filter", (values, mask), {}),
         ("filter", (values, mask), {"null_selection_behavior": "emit_null"}),
+        ("filter", (values, mask), {"memory_pool": pa.default_memory_pool()}),
     ]
     for name, args, kwargs in cases:
         assert getattr(pc, name)(*args, **kwargs).equals(getattr(real, name)(*args, **kwargs)), (name, kwargs)
+
+
+def test_options_change_the_result_as_in_pyarrow_compute():
+    """The cases above whose options matter, so that a kernel dropping them fails."""
+    true_or_null = pa.array([True, None, True])
+    assert pc.all(true_or_null).as_py() is True and pc.all(true_or_null, skip_nulls=False).as_py() is None
+    mask = pa.array([True, None])
+    assert pc.filter(pa.array(["a", "b"]), mask, null_selection_behavior="emit_null").to_pylist() == ["a", None]
+    with pytest.raises(IndexError):
+        pc.take(pa.array(["a"]), pa.array([3]))  # bounds checked unless told not to
 
 
 def test_a_table_sorts_by_keys_alike():
@@ -68,14 +82,28 @@ def test_cast_checks_unless_told_not_to():
     values = pa.array([1.5, 2.0, None])
     assert pc.cast(values, pa.string()).equals(real.cast(values, pa.string()))
     assert pc.cast(values, "int64", safe=False).equals(real.cast(values, "int64", safe=False))
+    options = real.CastOptions.unsafe(pa.int32())
+    assert pc.cast(values, options=options).equals(real.cast(values, options=options))
     with pytest.raises(pa.ArrowInvalid):
         pc.cast(values, pa.int64())
+    with pytest.raises(ValueError):
+        pc.cast(values, pa.int64(), options=options)
 
 
-def test_wrong_argument_count_and_other_names():
-    with pytest.raises(TypeError, match="take takes 2"):
+def test_wrong_arguments_are_refused_as_pyarrow_compute_refuses_them():
+    with pytest.raises(TypeError):
         pc.take(pa.array([1]))
-    assert pc.utf8_upper is real.utf8_upper  # everything else: pyarrow.compute's own
+    with pytest.raises(TypeError):
+        pc.equal(pa.array([1]), pa.array([1]), pa.array([1]))
+    with pytest.raises(TypeError):
+        pc.all(pa.array([True]), skip_nulls=True, options={"skip_nulls": False})
+
+
+def test_expressions_and_other_names_are_pyarrow_computes():
+    expression = pc.equal(real.field("x"), 1)
+    assert isinstance(expression, real.Expression)
+    assert expression.equals(real.equal(real.field("x"), 1))
+    assert pc.utf8_upper is real.utf8_upper
 
 
 @pytest.mark.skipif(library() is None, reason="the native scanner is not built")

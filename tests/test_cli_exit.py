@@ -25,7 +25,8 @@ class _Exited(Exception):
 
 @pytest.fixture
 def hard_exit(monkeypatch):
-    """``os._exit`` raising `_Exited`, and the atexit handlers' runs counted."""
+    """``os._exit`` raising `_Exited`, the atexit handlers' runs counted, and no other thread seen
+    (a thread another test left running would send `exit_now` the usual way)."""
     ran = []
 
     def fake_exit(status: int) -> None:
@@ -33,21 +34,31 @@ def hard_exit(monkeypatch):
 
     monkeypatch.setattr(cli.os, "_exit", fake_exit)
     monkeypatch.setattr(cli.atexit, "_run_exitfuncs", lambda: ran.append(True))
+    monkeypatch.setattr(cli.threading, "enumerate", lambda: [threading.main_thread()])
     return ran
 
 
-@pytest.mark.parametrize(("code", "status", "printed"), [(None, 0, ""), (0, 0, ""), (2, 2, ""), ("no", 1, "no\n")])
-def test_exit_status_is_what_sys_exit_gives(hard_exit, capsys, code, status, printed):
+@pytest.mark.parametrize(("code", "status"), [(None, 0), (0, 0), (2, 2), (True, 1), (255, 255)])
+def test_exit_status_is_what_sys_exit_gives(hard_exit, code, status):
     with pytest.raises(_Exited) as exited:
         cli.exit_now(code)
     assert exited.value.status == status
-    assert capsys.readouterr().err == printed
     assert hard_exit == [True]  # atexit handlers ran before the exit
 
 
-def test_a_working_thread_is_waited_for(hard_exit):
+@pytest.mark.parametrize("code", ["a message", -1, 256, 2**64])
+def test_other_codes_take_the_interpreters_exit(hard_exit, code):
+    """A message is printed, and numbers outside 0-255 are mapped, by the interpreter's own rules."""
+    with pytest.raises(SystemExit) as exited:
+        cli.exit_now(code)
+    assert exited.value.code == code
+    assert hard_exit == []
+
+
+def test_a_working_thread_is_waited_for(hard_exit, monkeypatch):
     release = threading.Event()
     worker = threading.Thread(target=release.wait)
+    monkeypatch.setattr(cli.threading, "enumerate", lambda: [threading.main_thread(), worker])
     worker.start()
     try:
         with pytest.raises(SystemExit) as exited:  # the interpreter's exit: it joins the thread
@@ -59,6 +70,16 @@ def test_a_working_thread_is_waited_for(hard_exit):
         worker.join()
 
 
+def test_output_that_cannot_be_flushed_takes_the_interpreters_exit(hard_exit, monkeypatch):
+    class Full:
+        def flush(self) -> None:
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(cli.sys, "stdout", Full())
+    with pytest.raises(SystemExit):
+        cli.exit_now(0)
+
+
 @pytest.fixture
 def files(tmp_path: Path) -> tuple[str, str]:
     qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
@@ -67,11 +88,23 @@ def files(tmp_path: Path) -> tuple[str, str]:
     return str(qrels), str(run)
 
 
+# The child holds an object whose __del__ prints at the interpreter's teardown: absent, the
+# teardown was skipped.
+_CHILD = """
+import sys
+from rankgate.cli import run
+class Marker:
+    def __del__(self):
+        sys.stderr.write("TEARDOWN\\n")
+marker = Marker()
+sys.argv[0] = "rankgate"
+run()
+"""
+
+
 def _rankgate(*argv: str, tmp: Path, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "TMPDIR": str(tmp)}
-    return subprocess.run(
-        [sys.executable, "-m", "rankgate", *argv], input=stdin, capture_output=True, env=env, timeout=300
-    )
+    return subprocess.run([sys.executable, "-c", _CHILD, *argv], input=stdin, capture_output=True, env=env, timeout=300)
 
 
 def test_the_process_exits_as_before(tmp_path, files):
@@ -84,6 +117,7 @@ def test_the_process_exits_as_before(tmp_path, files):
     assert per_query.returncode == 0, per_query.stderr
     assert json.loads(per_query.stdout)["aggregate"] == {"P@1": 0.5}
     assert list(spool.iterdir()) == []  # the atexit handler removed the spooled standard input
+    assert b"TEARDOWN" not in per_query.stderr  # the interpreter's teardown was skipped
 
     listing = _rankgate("measures", tmp=spool)
     assert listing.returncode == 0
@@ -92,3 +126,11 @@ def test_the_process_exits_as_before(tmp_path, files):
     bad = _rankgate("eval", files[0], str(tmp_path / "missing.txt"), tmp=spool)
     assert bad.returncode == 2
     assert b"missing.txt" in bad.stderr and b"Traceback" not in bad.stderr
+    assert b"TEARDOWN" not in bad.stderr
+
+
+def test_verbs_that_run_a_users_code_keep_the_teardown(tmp_path):
+    """`label` (like bench, retrieve, demo, serve) may run code that relies on the teardown."""
+    done = _rankgate("label", "--help", tmp=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert b"TEARDOWN" in done.stderr

@@ -143,39 +143,51 @@ def _pipe_safe_stdout() -> Iterator[None]:
         sys.stdout = real
 
 
+# Verbs that run only rankgate's own code, which closes what it opens: they may skip the
+# interpreter's teardown. The others run a user's code too (a Python retriever, an encoder, a
+# judge, a server), which may rely on it (a buffered file flushed by its ``__del__``).
+_FAST_EXIT_VERBS = frozenset(
+    {"eval", "compare", "cutoffs", "fuse", "overlap", "diversity", "spans", "measures", "gate", "store", "trec_eval"}
+)
+
+
 def run() -> NoReturn:
     """The console script and ``python -m rankgate``: `main` on the command line's arguments, then
-    the exit `sys.exit` would make, without the interpreter's teardown (see `exit_now`)."""
+    the exit `sys.exit` would make; for the verbs that allow it, without the interpreter's teardown
+    (see `exit_now`)."""
     try:
         code = main()
     except SystemExit as e:
         code = e.code
-    exit_now(code)
+    verb = next((arg for arg in sys.argv[1:] if not arg.startswith("-")), None)
+    if verb in _FAST_EXIT_VERBS:
+        exit_now(code)
+    sys.exit(code)
 
 
 def exit_now(code: Any) -> NoReturn:
-    """End the process with ``code`` as `sys.exit` would (None: 0, a number: itself, anything else:
-    printed, 1), skipping the interpreter's teardown of every module and object once the command is
-    done: after an `eval` that teardown (numpy's, pyarrow.compute's ~300 functions) took 0.1 s of a
-    0.8 s command, for nothing. What the teardown is there for still happens: atexit handlers run
-    (temporary files, Ray, coverage) and the output is flushed; while another thread still works,
-    the interpreter's own exit waits for it as usual.
+    """End the process with ``code`` as `sys.exit` would, skipping the interpreter's teardown of
+    every module and object once the command is done: after an `eval` that teardown (numpy's,
+    pyarrow's) took 0.1 s of a 0.8 s command, for nothing. What the teardown is there for still
+    happens: atexit handlers run (temporary files, Ray, coverage) and the output is flushed.
+    The interpreter's own exit is taken instead while another thread still works (it waits for
+    it), for a code other than None or 0-255 (it prints a message or maps the number its own
+    way) and when the output cannot be flushed (it reports that, and exits 120).
     """
     others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
     if any(t.is_alive() for t in others):
         sys.exit(code)
-    if code is None:
-        status = 0
-    elif isinstance(code, int):
-        status = code
-    else:
-        print(code, file=sys.stderr)
-        status = 1
+    status = 0 if code is None else code
+    if not isinstance(status, int) or not 0 <= status <= 255:
+        sys.exit(code)
     atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError, AttributeError):
-            stream.flush()
-    os._exit(status & 0xFF)
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except (OSError, ValueError):
+        sys.exit(code)
+    os._exit(status)
 
 
 def main(argv: list[str] | None = None) -> Any:

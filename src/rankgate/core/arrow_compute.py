@@ -24,19 +24,30 @@ except ImportError:  # a pyarrow whose layout differs: the public module has the
 
 
 def _kernel(name: str) -> Callable[..., Any]:
-    """Arrow's compute function ``name``: its arrays first, then its options' arguments, as
-    `pyarrow.compute`'s wrapper takes them."""
+    """Arrow's compute function ``name``, called as `pyarrow.compute`'s wrapper calls it: its
+    arrays first, then its options' arguments (or ``options=``, an options object or a dict);
+    an Expression argument builds an expression there."""
     function = _compute.get_function(name)
     arity = function.arity
     options_name = function._doc.options_class
-    options_class = getattr(_compute, options_name) if options_name else None
+    options_class: Any = getattr(_compute, options_name) if options_name else None
 
-    def call(*args: Any, **kwargs: Any) -> Any:
+    def call(*args: Any, options: Any = None, memory_pool: Any = None, **kwargs: Any) -> Any:
+        if len(args) < arity or (options_class is None and (len(args) > arity or kwargs or options is not None)):
+            raise TypeError(f"{name} takes {arity} array argument(s) and no other arguments here")
+        if any(isinstance(a, _compute.Expression) for a in args):
+            import pyarrow.compute
+
+            given = {k: v for k, v in (("options", options), ("memory_pool", memory_pool)) if v is not None}
+            return getattr(pyarrow.compute, name)(*args, **given, **kwargs)
         arrays, option_args = args[:arity], args[arity:]
-        if len(arrays) != arity:
-            raise TypeError(f"{name} takes {arity} array argument(s), {len(arrays)} given")
-        options = options_class(*option_args, **kwargs) if options_class and (option_args or kwargs) else None
-        return function.call(list(arrays), options)
+        if option_args or kwargs:
+            if options is not None:
+                raise TypeError(f"{name} called with both options and the options' arguments")
+            options = options_class(*option_args, **kwargs)
+        elif isinstance(options, dict):
+            options = options_class(**options)
+        return function.call(list(arrays), options, memory_pool)
 
     call.__name__ = call.__qualname__ = name
     call.__doc__ = f"Arrow's ``{name}`` (`pyarrow.compute.{name}`)."
@@ -54,13 +65,18 @@ extract_regex = _kernel("extract_regex")
 filter = _kernel("filter")
 
 
-def cast(values: Any, target_type: Any, safe: bool | None = None) -> Any:
+def cast(
+    values: Any, target_type: Any = None, safe: bool | None = None, options: Any = None, memory_pool: Any = None
+) -> Any:
     """Arrow's ``cast`` (`pyarrow.compute.cast`, ``Array.cast``): checked unless ``safe`` is False."""
-    import pyarrow as pa
+    if options is None:
+        import pyarrow as pa
 
-    target = pa.types.lib.ensure_type(target_type)
-    options = _compute.CastOptions.unsafe(target) if safe is False else _compute.CastOptions.safe(target)
-    return _compute.call_function("cast", [values], options)
+        target = pa.types.lib.ensure_type(target_type)
+        options = _compute.CastOptions.unsafe(target) if safe is False else _compute.CastOptions.safe(target)
+    elif safe is not None or target_type is not None:
+        raise ValueError("Must either pass values for 'target_type' and 'safe' or pass a value for 'options'")
+    return _compute.call_function("cast", [values], options, memory_pool)
 
 
 def __getattr__(name: str) -> Any:
