@@ -35,6 +35,8 @@ def hard_exit(monkeypatch):
     monkeypatch.setattr(cli.os, "_exit", fake_exit)
     monkeypatch.setattr(cli.atexit, "_run_exitfuncs", lambda: ran.append(True))
     monkeypatch.setattr(cli.threading, "enumerate", lambda: [threading.main_thread()])
+    monkeypatch.setattr(cli.sys, "gettrace", lambda: None)  # as without a coverage tool or debugger
+    monkeypatch.setattr(cli.sys, "getprofile", lambda: None)
     return ran
 
 
@@ -52,6 +54,13 @@ def test_other_codes_take_the_interpreters_exit(hard_exit, code):
     with pytest.raises(SystemExit) as exited:
         cli.exit_now(code)
     assert exited.value.code == code
+    assert hard_exit == []
+
+
+def test_a_profiler_or_tracer_takes_the_interpreters_exit(hard_exit, monkeypatch):
+    monkeypatch.setattr(cli.sys, "getprofile", lambda: object())
+    with pytest.raises(SystemExit):
+        cli.exit_now(0)
     assert hard_exit == []
 
 
@@ -127,6 +136,20 @@ def test_the_process_exits_as_before(tmp_path, files):
     assert bad.returncode == 2
     assert b"missing.txt" in bad.stderr and b"Traceback" not in bad.stderr
     assert b"TEARDOWN" not in bad.stderr
+
+
+def test_a_profiler_still_gets_to_write_its_report(tmp_path, files):
+    report = tmp_path / "eval.prof"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    argv = ["eval", files[0], files[1], "-m", "P@1", "--format", "json"]
+    done = subprocess.run(
+        [sys.executable, "-m", "cProfile", "-o", str(report), "-m", "rankgate", *argv],
+        capture_output=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert report.stat().st_size > 0
 
 
 def test_verbs_that_run_a_users_code_keep_the_teardown(tmp_path):

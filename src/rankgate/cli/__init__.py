@@ -171,12 +171,16 @@ def exit_now(code: Any) -> NoReturn:
     pyarrow's) took 0.1 s of a 0.8 s command, for nothing. What the teardown is there for still
     happens: atexit handlers run (temporary files, Ray, coverage) and the output is flushed.
     The interpreter's own exit is taken instead while another thread still works (it waits for
-    it), for a code other than None or 0-255 (it prints a message or maps the number its own
-    way) and when the output cannot be flushed (it reports that, and exits 120).
+    it), under a profiler, tracer or debugger (``python -m cProfile -m rankgate ...`` writes its
+    report after the program returns), for a code other than None or 0-255 (it prints a message
+    or maps the number its own way) and when the output cannot be flushed (it reports that, and
+    exits 120).
     """
     others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
     if any(t.is_alive() for t in others):
         sys.exit(code)
+    if sys.gettrace() is not None or sys.getprofile() is not None:
+        sys.exit(code)  # a profiler, tracer or debugger runs us: it writes its report after we return
     status = 0 if code is None else code
     if not isinstance(status, int) or not 0 <= status <= 255:
         sys.exit(code)
