@@ -141,3 +141,27 @@ def test_the_bm25_shape_is_a_bm25_ranking_of_its_own_collection_and_judgments(tm
         assert Path(again[key]).read_bytes() == Path(meta[key]).read_bytes()
     got = evaluate(meta["qrels"], meta["run"], ["P@10", "AP"]).aggregate
     assert 0 < got["AP"] <= 1 and 0 < got["P@10"] <= 1
+
+
+def test_the_timing_wrapper_reports_a_child_and_kills_one_past_its_timeout(tmp_path: Path) -> None:
+    """bench/eval_speed.py's WRAPPER: a blocking wait (no polling) and a timer for the timeout."""
+    import subprocess
+
+    from eval_speed import WRAPPER
+
+    def wrapped(timeout: str, *cmd: str) -> dict:
+        out = tmp_path / "out"
+        done = subprocess.run(
+            [sys.executable, "-c", WRAPPER, str(out), str(tmp_path / "err"), timeout, *cmd],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    ok = wrapped("60", sys.executable, "-c", "print('hi')")
+    assert ok["rc"] == 0 and ok["timed_out"] is False and ok["wall"] > 0
+    assert (tmp_path / "out").read_text() == "hi\n"
+    stuck = wrapped("0.5", sys.executable, "-c", "import time; time.sleep(600)")
+    assert stuck["timed_out"] is True and stuck["rc"] == -9
+    assert wrapped("3", "/nonexistent/tool")["rc"] == 127
