@@ -19,7 +19,7 @@ from typing import Any
 
 try:
     from pyarrow import _compute
-except ImportError:  # a pyarrow whose layout differs: the public module has the same two names
+except ImportError:  # a pyarrow whose layout differs: the public module has every name used here
     import pyarrow.compute as _compute
 
 
