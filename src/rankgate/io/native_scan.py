@@ -68,10 +68,12 @@ _TAIL = 1 << 16  # a mapped file's last bytes, copied into a padded buffer
 
 class _Slot:
     """The scanner's output arrays for one window, reused window after window (no new pages), and
-    a text buffer for windows that are copied (a compressed file, a file's tail)."""
+    a text buffer for windows that are copied (a compressed file, a file's tail). ``longest``:
+    the most bytes a window will hold (a small file's size: a 50,000-line file does not need
+    the 40 MB a full window's arrays take)."""
 
-    def __init__(self, kind: str) -> None:
-        size = _WINDOW + _LONGEST_LINE
+    def __init__(self, kind: str, longest: int = _WINDOW + _LONGEST_LINE) -> None:
+        size = longest
         rows = size // _MIN_LINE[kind] + 1
         self.kind = kind
         self.values = np.empty(rows, dtype=np.float64)
@@ -82,12 +84,12 @@ class _Slot:
         self.query_offsets = np.empty(rows + 1, dtype=np.int32)
         self.query_bytes = np.empty(size + _PAD, dtype=np.uint8)
         self.counts = np.zeros(6, dtype=np.int64)
-        self._text: bytearray | None = None
+        self._text = bytearray()
 
-    @property
-    def text(self) -> bytearray:
-        if self._text is None:
-            self._text = bytearray(_WINDOW + _LONGEST_LINE + _PAD)
+    def text(self, size: int) -> bytearray:
+        """The text buffer, with room for ``size`` bytes and `_PAD` after them."""
+        if len(self._text) < size + _PAD:
+            self._text = bytearray(size + _PAD)
         return self._text
 
     def scan(self, lib: Any, address: int, size: int) -> _Window:
@@ -126,7 +128,7 @@ def _scan_windows(lib: Any, text: _MappedText | _StreamedText, kind: str) -> Sca
     pending: deque[tuple[Future[_Window], _Slot, int]] = deque()
     with ThreadPoolExecutor(max(1, WORKERS)) as pool:
         while True:
-            slot = free.pop() if free else _Slot(kind)
+            slot = free.pop() if free else _Slot(kind, text.longest)
             window = text.next_window(slot)
             if window is None:
                 free.append(slot)
@@ -150,6 +152,7 @@ class _MappedText:
         with open(path, "rb") as f:
             self.size = os.fstat(f.fileno()).st_size
             self.map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if self.size else None
+        self.longest = min(_WINDOW + _LONGEST_LINE, self.size + 1)  # a window's most bytes (+1: a final line feed)
         self.view = np.frombuffer(self.map, dtype=np.uint8) if self.map is not None else None
         self.at = len(BOM) if self.map is not None and self.map[: len(BOM)] == BOM else 0
         self.released = 0
@@ -176,9 +179,10 @@ class _MappedText:
         piece = self.map[self.at : self.size]  # the tail: copied, so that the scanner may read past it
         if not piece.endswith(b"\n"):
             piece += b"\n"  # the last line has no line feed: give it one
-        slot.text[: len(piece)] = piece
+        buffer = slot.text(len(piece))
+        buffer[: len(piece)] = piece
         self.at = self.size
-        return np.frombuffer(slot.text, dtype=np.uint8).ctypes.data, len(piece), self.size
+        return np.frombuffer(buffer, dtype=np.uint8).ctypes.data, len(piece), self.size
 
     def release(self, end: int) -> None:
         """Let go of the mapped pages before ``end`` (scanned, and the windows before it too)."""
@@ -194,6 +198,7 @@ class _StreamedText:
     def __init__(self, path: str, codec: str) -> None:
         self.stream: Any = open_stream(path, codec)
         self.size = None
+        self.longest = _WINDOW + _LONGEST_LINE
         self.carry, self.first, self.ended = b"", True, False
 
     def __enter__(self) -> _StreamedText:
@@ -203,7 +208,7 @@ class _StreamedText:
         self.stream.close()
 
     def next_window(self, slot: _Slot) -> tuple[int, int, int] | None:
-        text = slot.text
+        text = slot.text(_WINDOW + _LONGEST_LINE)
         while not self.ended:
             if len(self.carry) > _LONGEST_LINE:
                 raise _GiveUp
