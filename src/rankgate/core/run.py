@@ -367,9 +367,9 @@ def in_order(order: np.ndarray | None, blocks: _Blocks | None, columns: list[Any
     are replaced one at a time, so the caller that keeps no other reference lets each old column
     go as soon as its copy exists. Unchanged when ``order`` and ``blocks`` are both None."""
     for i, column in enumerate(columns):
-        array = isinstance(column, np.ndarray)
         if column is None:
             continue
+        array = isinstance(column, np.ndarray)
         if blocks is not None:
             columns[i] = take_array_blocks(column, *blocks) if array else take_blocks(column, *blocks)
         elif order is not None:
