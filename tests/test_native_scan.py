@@ -218,6 +218,34 @@ def _files(draw, kind: str) -> bytes:
     return (b"\xef\xbb\xbf" + data) if draw(st.integers(0, 9)) == 0 else data
 
 
+def test_each_byte_ends_a_field_where_the_general_path_ends_it(native, tmp_path, monkeypatch):
+    """The scanner finds a field's end 8 bytes at a time: every byte value, at every place of a word
+    (and past it), inside a doc id. A field byte ('!' to '~') is read; any other byte splits the
+    field as the general path does, or the scanner leaves the file to it."""
+    field_bytes = [b for b in range(256) if 0x21 <= b <= 0x7E]
+    lines = []
+    for b in field_bytes:
+        for place in range(10):
+            doc = bytearray(b"abcdefghij")
+            doc[place] = b
+            lines.append(b"q1 Q0 " + bytes(doc) + b" 1 0.5 t\n")
+    path = tmp_path / "fields.txt"
+    path.write_bytes(b"".join(lines))
+    assert check_file(path, "run", monkeypatch)
+    read = 0
+    for b in sorted(set(range(256)) - set(field_bytes)):
+        for place in range(10):
+            doc = bytearray(b"abcdefghij")
+            doc[place] = b
+            path = tmp_path / f"byte{b}_{place}.txt"
+            path.write_bytes(b"q1 Q0 " + bytes(doc) + b" 1 0.5 t t2\nq1 Q0 z 2 0.25 t\n")
+            scanned = native_scan.scan(str(path), None, "run")
+            if scanned is not None:
+                assert_same(scanned, general(path, "run", monkeypatch))
+                read += 1
+    assert read == 4 * 10  # the blanks (space, tab, \v, \f) split the field; other bytes: the general path
+
+
 @pytest.mark.parametrize("kind", ["run", "qrels"])
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())

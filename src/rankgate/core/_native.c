@@ -205,6 +205,33 @@ static inline void copy_padded(uint8_t *to, const uint8_t *from, int64_t n) {
     for (int64_t j = 0; j < n; j += 8) memcpy(to + j, from + j, 8);
 }
 
+#if defined(__GNUC__) || defined(__clang__)
+/* The high bit of each byte of w (little-endian) that is not a field byte ('!' to '~'), exactly:
+ * with the top bit masked off, a byte plus 0x5F reaches 0x80 only from 0x21 up, and plus 0x01 only
+ * from 0x7F; neither sum carries into the next byte. */
+static inline uint64_t stop_bytes(uint64_t w) {
+    const uint64_t high = 0x8080808080808080ULL, t = w & 0x7F7F7F7F7F7F7F7FULL;
+    const uint64_t field = ~w & (t + 0x5F5F5F5F5F5F5F5FULL) & ~(t + 0x0101010101010101ULL) & high;
+    return ~field & high;
+}
+
+/* The first byte at or after i that is not a field byte, read 8 bytes at a time: a field's end is
+ * then one predictable branch, where a byte loop mispredicted once per field (a third of the scan).
+ * A line ends in '\n' (not a field byte) and the buffer holds 8 readable bytes past it. */
+static inline int64_t field_end(const uint8_t *buf, int64_t i) {
+    for (;;) {
+        uint64_t stop = stop_bytes(load64(buf + i));
+        if (stop) return i + (__builtin_ctzll(stop) >> 3);
+        i += 8;
+    }
+}
+#else
+static inline int64_t field_end(const uint8_t *buf, int64_t i) {
+    while (is_field(buf[i])) i++;
+    return i;
+}
+#endif
+
 /* The next field of a line: skips blanks, then reads printable ASCII. Returns 1 with the field in
  * *start, *length; 0 at the line's end (buf[*at] is '\n' or '\r'); or an RG_ code (negated). */
 static inline int next_field(const uint8_t *buf, int64_t *at, int64_t *start, int64_t *length) {
@@ -215,7 +242,7 @@ static inline int next_field(const uint8_t *buf, int64_t *at, int64_t *start, in
         return buf[i] == '\n' || buf[i] == '\r' ? 0 : -RG_BYTE;
     }
     int64_t s = i;
-    while (is_field(buf[i])) i++;
+    i = field_end(buf, i);
     *start = s;
     *length = i - s;
     *at = i;
