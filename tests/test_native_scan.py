@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import gzip
 import random
+import shlex
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import hatch_build
 from rankgate.core import native as native_kernels
 from rankgate.core.hashing import string_hashes
 from rankgate.errors import InputError
@@ -33,6 +36,30 @@ LAYOUTS = {"run": trec.RUN_LAYOUT, "qrels": trec.QRELS_LAYOUT}
 def native(tmp_path_factory, monkeypatch):
     use_built_library(tmp_path_factory, monkeypatch)
     return native_scan
+
+
+@pytest.fixture(scope="module")
+def portable_library(tmp_path_factory) -> Path:
+    """The kernels built with -DRG_PORTABLE: plain C, no word-at-a-time field ends nor SSE2 lines
+    (what a compiler other than gcc or clang, or a CPU without SSE2, builds)."""
+    if shutil.which(hatch_build.compiler_command()[0]) is None:
+        pytest.skip("no C compiler")
+    target = tmp_path_factory.mktemp("portable") / "_native.so"
+    with pytest.MonkeyPatch.context() as m:
+        m.setenv("CC", shlex.join([*hatch_build.compiler_command(), "-DRG_PORTABLE"]))
+        error = hatch_build.compile_library(Path(native_kernels.LIBRARY).with_name("_native.c"), target)
+    assert error is None, error
+    return target
+
+
+@pytest.fixture(params=["built", "portable"])
+def each_build(request, native, monkeypatch):
+    """The scanner of the library as built here, then of the portable build."""
+    if request.param == "portable":
+        monkeypatch.setattr(native_kernels, "LIBRARY", request.getfixturevalue("portable_library"))
+        monkeypatch.setattr(native_kernels, "_lib", None)
+        assert native_kernels.library() is not None
+    return native
 
 
 @pytest.fixture
@@ -184,7 +211,8 @@ def _lines(draw, kind: str, clean: bool) -> str:
     if shape == "blank":
         return draw(st.sampled_from(["", " ", "\t", " \t "]))
     if shape == "comment":
-        return draw(st.sampled_from(["#", "# note", "#é comment"] + ([] if clean else ["  # indented"])))
+        comments = ["#", "# note", "#é comment", "# a b c d e f", "#q1 Q0 d1 1 0.5 t"]
+        return draw(st.sampled_from(comments + ([] if clean else ["  # indented"])))
     if shape == "noise":
         return draw(st.text(alphabet="ab \t#\r0.\x00é", max_size=12))
     width = {"row": 6, "short": draw(st.integers(1, 5)), "long": draw(st.integers(7, 9))}[shape]
@@ -218,19 +246,25 @@ def _files(draw, kind: str) -> bytes:
     return (b"\xef\xbb\xbf" + data) if draw(st.integers(0, 9)) == 0 else data
 
 
-def test_each_byte_ends_a_field_where_the_general_path_ends_it(native, tmp_path, monkeypatch):
-    """The scanner finds a field's end 8 bytes at a time: every byte value, at every place of a word
-    (and past it), inside a doc id. A field byte ('!' to '~') is read; any other byte splits the
-    field as the general path does, or the scanner leaves the file to it."""
+_ROOM = b"\n" * 64  # blank lines after the rows: a run line with 64 bytes after its start is read whole
+
+
+@pytest.mark.parametrize("whole", [True, False], ids=["read-whole", "walked"])
+def test_each_byte_ends_a_field_where_the_general_path_ends_it(each_build, tmp_path, monkeypatch, whole):
+    """The scanner finds a field's end 8 bytes at a time, or reads a run line of under 64 bytes from
+    the masks of its bytes: every byte value, at every place of a word (and past it), inside a doc
+    id. A field byte ('!' to '~') is read; any other byte splits the field as the general path
+    does, or the scanner leaves the file to it."""
+    tag, room = (b"t", _ROOM) if whole else (b"t" * 60, b"")  # a line of 64 bytes or more is walked
     field_bytes = [b for b in range(256) if 0x21 <= b <= 0x7E]
     lines = []
     for b in field_bytes:
         for place in range(10):
             doc = bytearray(b"abcdefghij")
             doc[place] = b
-            lines.append(b"q1 Q0 " + bytes(doc) + b" 1 0.5 t\n")
+            lines.append(b"q1 Q0 " + bytes(doc) + b" 1 0.5 " + tag + b"\n")
     path = tmp_path / "fields.txt"
-    path.write_bytes(b"".join(lines))
+    path.write_bytes(b"".join(lines) + room)
     assert check_file(path, "run", monkeypatch)
     read = 0
     for b in sorted(set(range(256)) - set(field_bytes)):
@@ -238,7 +272,7 @@ def test_each_byte_ends_a_field_where_the_general_path_ends_it(native, tmp_path,
             doc = bytearray(b"abcdefghij")
             doc[place] = b
             path = tmp_path / f"byte{b}_{place}.txt"
-            path.write_bytes(b"q1 Q0 " + bytes(doc) + b" 1 0.5 t t2\nq1 Q0 z 2 0.25 t\n")
+            path.write_bytes(b"q1 Q0 " + bytes(doc) + b" 1 0.5 " + tag + b" t2\nq1 Q0 z 2 0.25 t\n" + room)
             scanned = native_scan.scan(str(path), None, "run")
             if scanned is not None:
                 assert_same(scanned, general(path, "run", monkeypatch))
@@ -257,6 +291,17 @@ def test_random_text_is_read_as_the_general_path_reads_it_or_left_to_it(
     path = tmp_path / (f"{kind}.txt.gz" if compressed else f"{kind}.txt")
     path.write_bytes(gzip.compress(text) if compressed else text)
     check_file(path, kind, monkeypatch)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_random_runs_in_one_window_are_read_as_the_general_path_reads_them(native, tmp_path, monkeypatch, data):
+    """As above, in one window with room past each line: a run line of under 64 bytes is read from
+    the masks of its bytes, not walked field by field."""
+    text = data.draw(_files("run"))
+    path = tmp_path / "run.txt"
+    path.write_bytes(text + b" " * 64 if text.endswith(b"\n") else text)  # room past the last lines too
+    check_file(path, "run", monkeypatch)
 
 
 def test_the_scanner_reads_most_well_formed_random_files(small_windows, tmp_path, monkeypatch):

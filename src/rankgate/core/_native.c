@@ -205,7 +205,7 @@ static inline void copy_padded(uint8_t *to, const uint8_t *from, int64_t n) {
     for (int64_t j = 0; j < n; j += 8) memcpy(to + j, from + j, 8);
 }
 
-#if defined(__GNUC__) || defined(__clang__)
+#if !defined(RG_PORTABLE) && (defined(__GNUC__) || defined(__clang__)) /* RG_PORTABLE: the plain C below */
 /* The high bit of each byte of w (little-endian) that is not a field byte ('!' to '~'), exactly:
  * with the top bit masked off, a byte plus 0x5F reaches 0x80 only from 0x21 up, and plus 0x01 only
  * from 0x7F; neither sum carries into the next byte. */
@@ -248,6 +248,70 @@ static inline int next_field(const uint8_t *buf, int64_t *at, int64_t *start, in
     *at = i;
     return 1;
 }
+
+#if !defined(RG_PORTABLE) && defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
+#include <emmintrin.h>
+#define RG_WHOLE_LINES 1
+
+/* Bit i of each mask: byte p[i] (i < 64) is a field byte ('!' to '~'), a blank, a line feed. */
+static inline void classify_64(const uint8_t *p, uint64_t *field, uint64_t *blank, uint64_t *lf) {
+    const __m128i space = _mm_set1_epi8(' '), tab = _mm_set1_epi8('\t'), vt = _mm_set1_epi8('\v');
+    const __m128i ff = _mm_set1_epi8('\f'), nl = _mm_set1_epi8('\n');
+    const __m128i low = _mm_set1_epi8(0x20), high = _mm_set1_epi8(0x7f);
+    uint64_t f = 0, b = 0, l = 0;
+    for (int k = 0; k < 4; k++) {
+        const __m128i v = _mm_loadu_si128((const __m128i *)(p + 16 * k));
+        /* signed bytes: 0x80 to 0xFF are negative, so only '!' to '~' lie strictly between 0x20 and 0x7F */
+        const __m128i is_field = _mm_and_si128(_mm_cmpgt_epi8(v, low), _mm_cmplt_epi8(v, high));
+        const __m128i is_blank = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, space), _mm_cmpeq_epi8(v, tab)),
+                                              _mm_or_si128(_mm_cmpeq_epi8(v, vt), _mm_cmpeq_epi8(v, ff)));
+        f |= (uint64_t)(uint16_t)_mm_movemask_epi8(is_field) << (16 * k);
+        b |= (uint64_t)(uint16_t)_mm_movemask_epi8(is_blank) << (16 * k);
+        l |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, nl)) << (16 * k);
+    }
+    *field = f, *blank = b, *lf = l;
+}
+
+/* A run line of under 64 bytes at buf + at (buf holds 64 bytes from at), read whole from the masks
+ * of its bytes: its fields need no byte-by-byte walk, and the next line's start is known after a
+ * few independent loads, where the walk made each field wait for the one before it (runs only:
+ * qrels lines are short, and the walk reads them as quickly). Only a plain line is read here:
+ * nothing but fields and blanks before a "\n" or "\r\n", no comment, six fields or more (the
+ * rest are let be). Returns the next line's start, with *got 2 (a row, its kept fields in start
+ * and length, as rg_scan's walk fills them) or 0 (a blank line); or -1: any other line, left to
+ * the walk (which reads it, or names what is wrong). A byte taken for "other" only sends its line
+ * to the walk: the masks cannot read a line the walk would not. */
+static inline int64_t run_line(const uint8_t *buf, int64_t at, int64_t *start, int64_t *length, int *got) {
+    uint64_t field, blank, lf;
+    classify_64(buf + at, &field, &blank, &lf);
+    if (!lf) return -1; /* 64 bytes or more */
+    const int end = __builtin_ctzll(lf);
+    const int content = end > 0 && buf[at + end - 1] == '\r' ? end - 1 : end; /* "\r\n" ends a line too */
+    const uint64_t inside = (1ULL << content) - 1;
+    if (((field | blank) & inside) != inside) return -1; /* another byte (a lone CR too): the walk names it */
+    uint64_t fields = field & inside;
+    uint64_t starts = fields & ~(fields << 1), lasts = fields & ~(fields >> 1);
+    if (!starts) {
+        *got = 0;
+        return at + end + 1;
+    }
+    if (buf[at + __builtin_ctzll(starts)] == '#') return -1; /* a comment */
+    int64_t s[6], n[6];
+    for (int k = 0; k < 6; k++) { /* qid Q0 docid rank score tag */
+        if (!starts) return -1; /* too few fields: the walk says so */
+        const int first = __builtin_ctzll(starts), last = __builtin_ctzll(lasts);
+        s[k] = at + first;
+        n[k] = last - first + 1;
+        starts &= starts - 1;
+        lasts &= lasts - 1;
+    }
+    start[0] = s[0], length[0] = n[0];
+    start[1] = s[2], length[1] = n[2];
+    start[2] = s[4], length[2] = n[4];
+    *got = 2;
+    return at + end + 1;
+}
+#endif
 
 /* The query ids of a window, each stored once: a row's code is its id's place in the window's
  * dictionary (ids in order of first appearance). An open-addressing table over the ids' hashes;
@@ -344,7 +408,17 @@ int rg_scan(const uint8_t *buf, int64_t n, int kind, int64_t max_rows, double *v
         int64_t line_start = at;
         int64_t start[4] = {0, 0, 0, 0}, length[4] = {0, 0, 0, 0};
         int64_t ignored_start, ignored_length;
-        int got = next_field(buf, &at, &start[0], &length[0]);
+        int got;
+#ifdef RG_WHOLE_LINES
+        if (kind == 0 && at + 64 <= n) {
+            const int64_t next = run_line(buf, at, start, length, &got);
+            if (next >= 0) {
+                at = next;
+                goto line_read;
+            }
+        }
+#endif
+        got = next_field(buf, &at, &start[0], &length[0]);
         if (got == 1 && buf[start[0]] == '#') {
             if (kind == 1 && start[0] != line_start) {
                 status = RG_COMMENT;
@@ -402,6 +476,9 @@ int rg_scan(const uint8_t *buf, int64_t n, int kind, int64_t max_rows, double *v
             at++;
         }
         at++;
+#ifdef RG_WHOLE_LINES
+    line_read:
+#endif
         lines++;
         if (got != 2) continue; /* blank or comment */
         if (rows >= max_rows) {
