@@ -79,7 +79,7 @@ def mark(name):
     now = [time.perf_counter(), time.process_time()]
     marks.append([name, now[0] - last[0], now[1] - last[1]])
     last[:] = now
-import numpy, pyarrow, pyarrow.compute
+import numpy, pyarrow
 mark("import numpy, pyarrow")
 import rankgate
 from rankgate.evaluation.evaluate import evaluate

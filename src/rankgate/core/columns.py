@@ -335,7 +335,9 @@ def positions_in_group(offsets: np.ndarray) -> np.ndarray:
     """0-based position of every row within its group, for CSR ``offsets``."""
     n = int(offsets[-1])
     counts = np.diff(offsets)
-    return np.arange(n, dtype=np.int64) - np.repeat(offsets[:-1], counts)
+    out = np.arange(n, dtype=np.int64)
+    out -= np.repeat(offsets[:-1], counts)  # in place: one full-size temporary fewer
+    return out
 
 
 def byte_order_rank(values: pa.StringArray | pa.ChunkedArray) -> np.ndarray:
