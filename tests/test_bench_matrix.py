@@ -165,3 +165,13 @@ def test_the_timing_wrapper_reports_a_child_and_kills_one_past_its_timeout(tmp_p
     stuck = wrapped("0.5", sys.executable, "-c", "import time; time.sleep(600)")
     assert stuck["timed_out"] is True and stuck["rc"] == -9
     assert wrapped("3", "/nonexistent/tool")["rc"] == 127
+
+
+def test_the_machine_line_says_what_new_memory_costs_here():
+    """The matrix notes what writing new memory costs on this machine, and what reusing memory
+    just freed costs: on a VM that gives free memory back to its host the first is several times
+    the second, and it weighs on every tool in proportion to its peak memory."""
+    line = eval_matrix.machine_state(0)
+    found = re.search(r"new memory ([0-9.]+) ms/MB, memory just freed ([0-9.]+) ms/MB", line)
+    assert found is not None, line
+    assert all(float(x) > 0 for x in found.groups())
