@@ -1,0 +1,85 @@
+"""Nanoseconds per line of the native TREC scanner (``rg_scan``) alone, one thread, builds side by side.
+
+Each shape's first ``--mb`` MB of run (or qrels) text is scanned in one call from memory, by each
+library given, in turn, ``--repeat`` times; the fastest time of each is printed per line. No
+file reading, thread pool, copies or page faults: the C loop only, to compare two versions of
+``core/_native.c`` (a whole `rankgate eval` is timed by eval_shapes_check.py):
+
+    git show HEAD~1:src/rankgate/core/_native.c > /tmp/old.c
+    cc -O2 -fPIC -shared -std=c99 -ffp-contract=off -o /tmp/old.so /tmp/old.c
+    python bench/scan_speed.py /tmp/old.so src/rankgate/core/_native.so --shapes base,beir,beir:qrels
+
+A shape name with ``:qrels`` scans that shape's qrels. The shapes are bench/shapes.py's, written
+into ``--workdir`` when missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import sys
+import time
+
+import numpy as np
+from shapes import SHAPES, ensure_shape
+
+from rankgate.io import native_scan
+
+
+def load(path: str) -> ctypes.CDLL:
+    lib = ctypes.CDLL(os.path.abspath(path))
+    lib.rg_scan.restype = ctypes.c_int
+    lib.rg_scan.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int, ctypes.c_int64] + [ctypes.c_void_p] * 8
+    return lib
+
+
+def text_of(path: str, size: int) -> bytes:
+    """The file's first ``size`` bytes (decompressed), cut after the last whole line."""
+    import gzip
+
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rb") as f:
+        data = f.read(size)
+    return data[: data.rfind(b"\n") + 1]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("libraries", nargs="+", help="built _native.so files to compare")
+    ap.add_argument("--shapes", default="base,long-ids,full-precision,small-space,beir,beir:qrels,base:qrels")
+    ap.add_argument("--workdir", default="/tmp/rankgate-bench")
+    ap.add_argument("--lines", type=int, default=6_980_000, help="the shapes' size (as eval_speed.py --matrix)")
+    ap.add_argument("--mb", type=int, default=32, help="MB of each file scanned")
+    ap.add_argument("--repeat", type=int, default=7)
+    args = ap.parse_args()
+    libs = [(path, load(path)) for path in args.libraries]
+    names = [os.path.join(os.path.basename(os.path.dirname(os.path.abspath(p))), os.path.basename(p)) for p, _ in libs]
+    print("| shape | " + " | ".join(names) + " |")
+    print("|---|" + "---:|" * len(libs))
+    for name in args.shapes.split(","):
+        shape, _, kind = name.partition(":")
+        kind = kind or "run"
+        if shape not in SHAPES:
+            raise SystemExit(f"unknown shape {shape!r}: one of {', '.join(SHAPES)}")
+        meta = ensure_shape(args.workdir, shape, args.lines)
+        data = text_of(meta[kind], args.mb << 20)
+        lines = data.count(b"\n")
+        buffer = np.frombuffer(data + b"\0" * 64, dtype=np.uint8)  # room past the end, as the reader leaves
+        slot = native_scan._Slot(kind, len(data) + 1)
+        best = [float("inf")] * len(libs)
+        rows = set()
+        for _ in range(args.repeat):
+            for i, (_, lib) in enumerate(libs):
+                start = time.perf_counter()
+                window = slot.scan(lib, buffer.ctypes.data, len(data))
+                best[i] = min(best[i], time.perf_counter() - start)
+                rows.add(window.rows)
+        if len(rows) != 1:
+            raise SystemExit(f"{name}: the builds read different numbers of rows: {sorted(rows)}")
+        print(f"| {name} | " + " | ".join(f"{t / lines * 1e9:.1f} ns" for t in best) + " |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
