@@ -2,8 +2,9 @@
 
 Each shape is evaluated in its own child process (``python -m rankgate eval ... --per-query
 --format json``) with ``PYTHONPATH`` set to each source tree given; the script prints wall
-time, CPU time (user+sys of the child) and peak RSS per tree, and checks that every tree's
-output is byte-identical to the first's. Use it to show that a speed-up changed no result:
+time, CPU time (user+sys of the child) and peak RSS per tree (the run of least CPU time of
+``--repeat``, the trees taking turns run by run), and checks that every tree's output is
+byte-identical to the first's. Use it to show that a speed-up changed no result:
 
     python bench/shapes.py --lines 2000000 --workdir /tmp/rgs
     git archive HEAD src | tar -x -C /tmp/rg_old        # the code before the change
@@ -31,27 +32,37 @@ from shapes import SHAPES, ensure_shape
 MEASURES = "P@10,R@100,nDCG@10,RR@10,AP"
 
 
-def measure(src: str, meta: dict, out: str, repeat: int) -> dict:
-    """Best-of-``repeat`` CPU time of one tree on one shape, its peak RSS and its output's digest."""
+def measure_once(src: str, meta: dict, out: str) -> dict:
+    """CPU time, wall time and peak RSS of one run of one tree on one shape, and its output's digest."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # each tree's bytecode cached,
     env["PYTHONPATH"] = os.path.abspath(src)  # as a user's interpreter does (else the old tree compiles every run)
     cmd = [sys.executable, "-m", "rankgate", "eval", meta["qrels"], meta["run"], "-m", MEASURES]
     cmd += ["--per-query", "--format", "json"]
-    best: dict | None = None
-    for _ in range(repeat):
-        w = subprocess.run(
-            [sys.executable, "-c", WRAPPER, out, out + ".err", "0", *cmd], capture_output=True, text=True, env=env
-        )
-        stats = json.loads(w.stdout.strip().splitlines()[-1])
-        if stats["rc"] != 0:
-            with open(out + ".err") as f:
-                raise SystemExit(f"{src} failed on {meta['run']}: {f.read()[-500:]}")
-        if best is None or stats["cpu"] < best["cpu"]:
-            best = stats
-    assert best is not None
+    w = subprocess.run(
+        [sys.executable, "-c", WRAPPER, out, out + ".err", "0", *cmd], capture_output=True, text=True, env=env
+    )
+    stats = json.loads(w.stdout.strip().splitlines()[-1])
+    if stats["rc"] != 0:
+        with open(out + ".err") as f:
+            raise SystemExit(f"{src} failed on {meta['run']}: {f.read()[-500:]}")
     with open(out, "rb") as f:
-        best["digest"] = hashlib.sha256(f.read()).hexdigest()
-    return best
+        stats["digest"] = hashlib.sha256(f.read()).hexdigest()
+    return stats
+
+
+def measure(trees: list[str], meta: dict, workdir: str, name: str, repeat: int) -> list[dict]:
+    """Each tree's best-of-``repeat`` run (least CPU time) on one shape. The trees take turns, one
+    run each per round, so a machine that slows down or speeds up weighs on them alike."""
+    best: list[dict | None] = [None] * len(trees)
+    for _ in range(repeat):
+        for i, tree in enumerate(trees):
+            stats = measure_once(tree, meta, os.path.join(workdir, f"check_{name}_{i}.json"))
+            kept = best[i]
+            if kept is not None and kept["digest"] != stats["digest"]:
+                raise SystemExit(f"{tree} wrote different output on two runs of {name}")
+            if kept is None or stats["cpu"] < kept["cpu"]:
+                best[i] = stats
+    return [b for b in best if b is not None]
 
 
 def profile(meta: dict, top: int) -> None:
@@ -154,8 +165,7 @@ def main() -> int:
             profile(meta, args.top)
             continue
         cells, digests = [], []
-        for i, tree in enumerate(args.trees):
-            got = measure(tree, meta, os.path.join(args.workdir, f"check_{name}_{i}.json"), args.repeat)
+        for got in measure(args.trees, meta, args.workdir, name, args.repeat):
             cells.append(f"{got['cpu']:6.2f} s CPU {got['wall']:6.2f} s wall {got['maxrss_kb'] / 1024:5.0f} MB")
             digests.append(got["digest"])
         same = all(d == digests[0] for d in digests)
