@@ -47,7 +47,12 @@ print(" ".join(f"{c:.2f}" for c in costs))
 
 
 def fresh_memory_cost() -> str:
-    done = subprocess.run([sys.executable, "-c", FRESH_MEMORY], capture_output=True, text=True, check=False)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", FRESH_MEMORY], capture_output=True, text=True, check=False, timeout=120
+        )
+    except subprocess.TimeoutExpired:
+        return "new memory: not measured"
     costs = done.stdout.split()
     if done.returncode != 0 or len(costs) != 2:
         return "new memory: not measured"

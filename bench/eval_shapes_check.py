@@ -54,8 +54,9 @@ def measure(trees: list[str], meta: dict, workdir: str, name: str, repeat: int) 
     """Each tree's best-of-``repeat`` run (least CPU time) on one shape. The trees take turns, one
     run each per round, so a machine that slows down or speeds up weighs on them alike."""
     best: list[dict | None] = [None] * len(trees)
-    for _ in range(repeat):
-        for i, tree in enumerate(trees):
+    for round_ in range(repeat):
+        turns = list(enumerate(trees))
+        for i, tree in turns if round_ % 2 == 0 else turns[::-1]:  # ABBA: neither tree always goes first
             stats = measure_once(tree, meta, os.path.join(workdir, f"check_{name}_{i}.json"))
             kept = best[i]
             if kept is not None and kept["digest"] != stats["digest"]:

@@ -1,7 +1,8 @@
 """Nanoseconds per line of the native TREC scanner (``rg_scan``) alone, one thread, builds side by side.
 
 Each shape's first ``--mb`` MB of run (or qrels) text is scanned in one call from memory, by each
-library given, in turn, ``--repeat`` times; the fastest time of each is printed per line. No
+library given, taking turns (ABBA), ``--repeat`` times; the fastest time of each is printed per
+line, and the builds must read the same rows (values, hashes, doc ids, query codes). No
 file reading, thread pool, copies or page faults: the C loop only, to compare two versions of
 ``core/_native.c`` (a whole `rankgate eval` is timed by eval_shapes_check.py):
 
@@ -32,6 +33,14 @@ def load(path: str) -> ctypes.CDLL:
     lib.rg_scan.restype = ctypes.c_int
     lib.rg_scan.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int, ctypes.c_int64] + [ctypes.c_void_p] * 8
     return lib
+
+
+def digest(window: native_scan._Window) -> bytes:
+    """What a scan read: its rows' values, doc-id hashes and bytes, and query codes."""
+    import hashlib
+
+    parts = (window.values, window.hashes, window.doc_offsets, window.doc_bytes, window.codes)
+    return hashlib.sha256(b"".join(np.ascontiguousarray(p).tobytes() for p in parts)).digest()
 
 
 def text_of(path: str, size: int) -> bytes:
@@ -67,16 +76,19 @@ def main() -> int:
         lines = data.count(b"\n")
         buffer = np.frombuffer(data + b"\0" * 64, dtype=np.uint8)  # room past the end, as the reader leaves
         slot = native_scan._Slot(kind, len(data) + 1)
+        if lines == 0:
+            raise SystemExit(f"{name}: no whole line in the first {args.mb} MB")
         best = [float("inf")] * len(libs)
-        rows = set()
-        for _ in range(args.repeat):
-            for i, (_, lib) in enumerate(libs):
+        read: dict[int, bytes] = {}
+        for round_ in range(args.repeat):
+            turns = list(enumerate(libs))
+            for i, (_, lib) in turns if round_ % 2 == 0 else turns[::-1]:  # ABBA: neither always goes first
                 start = time.perf_counter()
                 window = slot.scan(lib, buffer.ctypes.data, len(data))
                 best[i] = min(best[i], time.perf_counter() - start)
-                rows.add(window.rows)
-        if len(rows) != 1:
-            raise SystemExit(f"{name}: the builds read different numbers of rows: {sorted(rows)}")
+                read[i] = digest(window)
+        if len(set(read.values())) != 1:
+            raise SystemExit(f"{name}: the builds read different rows")
         print(f"| {name} | " + " | ".join(f"{t / lines * 1e9:.1f} ns" for t in best) + " |", flush=True)
     return 0
 

@@ -38,7 +38,7 @@
 static const uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL;
 static const uint64_t MIX = 0xFF51AFD7ED558CCDULL;
 
-int rg_scan_version(void) { return 11; }
+int rg_scan_version(void) { return 12; }
 
 
 /* Whitespace inside a line, as trec_eval's isspace less the line ends. */
@@ -381,7 +381,8 @@ static int64_t queries_code(Queries *q, const uint8_t *p, int64_t n) {
  *   query_codes[r]            the query id's code: its place in this window's query ids
  * and for codes c < counts[1]:
  *   query_offsets[c], [c + 1] the query id's bytes in query_bytes (room for n + 8 bytes)
- * counts: [rows, query ids, doc bytes, query id bytes, lines, where it stopped].
+ * counts: [rows, query ids, doc bytes, query id bytes, lines, where it stopped, lines read whole
+ * (by run_line: what the tests look at to see that path taken)].
  */
 int rg_scan(const uint8_t *buf, int64_t n, int kind, int64_t max_rows, double *values, uint64_t *hashes,
             int32_t *doc_offsets, uint8_t *doc_bytes, int32_t *query_codes, int32_t *query_offsets,
@@ -392,7 +393,7 @@ int rg_scan(const uint8_t *buf, int64_t n, int kind, int64_t max_rows, double *v
         memcpy(&first, &probe, 1);
         if (first != 1) return RG_BIG_ENDIAN;
     }
-    int64_t rows = 0, doc_len = 0, lines = 0, code = -1;
+    int64_t rows = 0, doc_len = 0, lines = 0, code = -1, whole = 0;
     Queries queries = {NULL, NULL, 0, 0, query_offsets, query_bytes};
     const uint8_t *last_qid = NULL;
     int64_t last_qid_len = -1;
@@ -414,6 +415,7 @@ int rg_scan(const uint8_t *buf, int64_t n, int kind, int64_t max_rows, double *v
             const int64_t next = run_line(buf, at, start, length, &got);
             if (next >= 0) {
                 at = next;
+                whole++;
                 goto line_read;
             }
         }
@@ -523,6 +525,7 @@ stop:
     free(queries.hashes);
     counts[4] = lines;
     counts[5] = at;
+    counts[6] = whole;
     return status;
 }
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-VERSION = 11  # rg_scan_version() of the C source this package calls
+VERSION = 12  # rg_scan_version() of the C source this package calls
 LIBRARY = Path(__file__).with_name("_native.so")
 
 _lib: Any = None

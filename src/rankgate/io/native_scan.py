@@ -83,7 +83,7 @@ class _Slot:
         self.query_codes = np.empty(rows, dtype=np.int32)
         self.query_offsets = np.empty(rows + 1, dtype=np.int32)
         self.query_bytes = np.empty(size + _PAD, dtype=np.uint8)
-        self.counts = np.zeros(6, dtype=np.int64)
+        self.counts = np.zeros(7, dtype=np.int64)  # rg_scan's counts (the last: lines read whole)
         self._text = bytearray()
 
     def text(self, size: int) -> bytearray:

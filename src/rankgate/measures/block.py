@@ -174,6 +174,9 @@ def _ideal_ranking(query: np.ndarray, grade: np.ndarray, n_queries: int) -> tupl
         order = np.lexsort((-grade, query))
         q, g = query[order], grade[order]
         offsets = group_offsets(q, n_queries)
+    if q is query:  # the block's own column: handed out read-only, so a kernel cannot change it
+        q = query.view()
+        q.flags.writeable = False
     return q, g, positions_in_group(offsets)
 
 
