@@ -64,6 +64,20 @@ def each_build(request, native, monkeypatch) -> str:
     return str(request.param)
 
 
+@pytest.mark.parametrize("end", [b"\n", b"\r\n"], ids=["lf", "crlf"])
+def test_lines_near_64_bytes_are_read_as_the_general_path_reads_them(each_build, tmp_path, monkeypatch, end):
+    """The whole-line path reads lines whose line feed is among the first 64 bytes; at the edge (a
+    line feed at byte 62, 63 or 64, a CRLF across bytes 63 and 64) a line is read whole or walked,
+    the same rows either way."""
+    lines = []
+    for length in range(56, 72):  # bytes before the line end
+        head = b"q%d Q0 d%d 1 0.5 " % (length, length)
+        lines.append(head + b"t" * (length - len(head)) + end)
+    path = tmp_path / "edges.txt"
+    path.write_bytes(b"".join(lines * 3) + _ROOM)
+    assert check_file(path, "run", monkeypatch)
+
+
 def test_plain_run_lines_are_read_whole_where_the_build_can(each_build):
     """The whole-line path is taken (rg_scan counts the lines it read whole): by the build here on
     x86-64, for every line with 64 bytes after its start; never by the portable build. Both read
