@@ -31,6 +31,7 @@ from rankgate.io.readers import read_qrels, read_run
 from tests.native_support import use_built_library
 
 LAYOUTS = {"run": trec.RUN_LAYOUT, "qrels": trec.QRELS_LAYOUT}
+_ROOM = b"\n" * 64  # blank lines after the rows: a run line with 64 bytes after its start is read whole
 
 
 @pytest.fixture
@@ -279,9 +280,6 @@ def _files(draw, kind: str) -> bytes:
         text = text.rstrip("\r\n")  # no line end after the last line
     data = text.encode("utf-8")
     return (b"\xef\xbb\xbf" + data) if draw(st.integers(0, 9)) == 0 else data
-
-
-_ROOM = b"\n" * 64  # blank lines after the rows: a run line with 64 bytes after its start is read whole
 
 
 @pytest.mark.parametrize("whole", [True, False], ids=["read-whole", "walked"])
