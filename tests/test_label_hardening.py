@@ -191,11 +191,17 @@ def test_two_runs_on_one_store_send_each_pair_once(tmp_path: Path) -> None:
     start = threading.Barrier(2)
     reports: list[Any] = []
 
+    failures: list[BaseException] = []
+
     def one_run(server: FakeChatServer) -> None:
-        with JudgmentStore(tmp_path / "s.sqlite") as store:  # each run its own connection, as two processes
-            judge = judge_on(server.url)
-            start.wait()
-            reports.append(label_pool(pool, judge, store, queries=queries, corpus=corpus, concurrency=3))
+        try:
+            with JudgmentStore(tmp_path / "s.sqlite") as store:  # each run its own connection, as two processes
+                judge = judge_on(server.url)
+                start.wait()
+                reports.append(label_pool(pool, judge, store, queries=queries, corpus=corpus, concurrency=3))
+        except BaseException as e:  # the other run must not wait at the barrier for ever
+            failures.append(e)
+            start.abort()
 
     with FakeChatServer(judge=slow_grade) as server:
         threads = [threading.Thread(target=one_run, args=(server,)) for _ in range(2)]
@@ -203,6 +209,7 @@ def test_two_runs_on_one_store_send_each_pair_once(tmp_path: Path) -> None:
             t.start()
         for t in threads:
             t.join()
+        assert not [f for f in failures if not isinstance(f, threading.BrokenBarrierError)], failures
         sent = server.answered_per_pair()
         again = label_pool(
             pool, judge_on(server.url), JudgmentStore(tmp_path / "s.sqlite"), queries=queries, corpus=corpus

@@ -77,6 +77,7 @@ CREATE INDEX IF NOT EXISTS judgments_cache ON judgments (cache_key) WHERE status
 _COLUMNS = [f.name for f in fields(Judgment) if f.name != "extra"]
 _KEY_COLUMNS = ("judge_id", "query_id", "doc_id")
 
+_LOCK_TIMEOUT_S = 30.0  # how long an open or a write waits for another run holding the file
 CLAIM_TTL_S = 3600.0  # a claim this old is stale whoever holds it (another host, a reused pid)
 CLAIMED, DONE, BUSY = "claimed", "done", "busy"
 
@@ -102,20 +103,38 @@ class JudgmentStore:
         try:
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
+            self._db = sqlite3.connect(self.path, isolation_level=None, timeout=_LOCK_TIMEOUT_S)
             self._db.row_factory = sqlite3.Row
-            if self.path != ":memory:":
-                self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_SCHEMA)
-            self._check_version()
+            self._set_up()
         except sqlite3.DatabaseError as e:
             raise BackendError(f"{self.path}: cannot open the judgment store ({e})") from None
+
+    def _set_up(self) -> None:
+        """WAL mode, the schema and its version, each step idempotent. Two runs (processes) opening
+        a new store together got "database is locked" at once: SQLite does not wait for a lock it
+        would deadlock on (switching a new file to WAL, or upgrading a read to a write), so the
+        set-up is tried again, until the connection's own timeout."""
+        deadline = time.monotonic() + _LOCK_TIMEOUT_S
+        pause = 0.01
+        while True:
+            try:
+                if self.path != ":memory:":
+                    self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._db.executescript(_SCHEMA)
+                self._check_version()
+                return
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e) or time.monotonic() > deadline:
+                    raise
+                time.sleep(pause)  # the other opener holds the file for a moment
+                pause = min(2 * pause, 0.5)
 
     def _check_version(self) -> None:
         row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         if row is None:
-            self._db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            # OR IGNORE: a store opened by two runs at once gets one row, not a duplicate-key error
+            self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
         elif int(row["value"]) > SCHEMA_VERSION:
             raise BackendError(
                 f"{self.path}: judgment store schema {row['value']} is newer than this rankgate ({SCHEMA_VERSION})"
