@@ -25,13 +25,14 @@ import time
 import numpy as np
 from shapes import SHAPES, ensure_shape
 
+from rankgate.core import native
 from rankgate.io import native_scan
 
 
 def load(path: str) -> ctypes.CDLL:
     lib = ctypes.CDLL(os.path.abspath(path))
     lib.rg_scan.restype = ctypes.c_int
-    lib.rg_scan.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int, ctypes.c_int64] + [ctypes.c_void_p] * 8
+    lib.rg_scan.argtypes = native.SIGNATURES["rg_scan"]  # as rankgate declares it
     return lib
 
 
