@@ -503,24 +503,65 @@ def test_tie_rule_in_query_aligned_slices_equals_trec_order(slice_rows, monkeypa
         assert docs[lo:hi] == trec_order(run_map[qid]), qid
 
 
-def test_threads_leave_the_cores_that_other_processes_take(monkeypatch):
+def test_threads_use_the_cpus_this_process_may_run_on(monkeypatch):
     import rankgate.core.parallel as parallel
 
     monkeypatch.delenv("RANKGATE_THREADS", raising=False)
-    monkeypatch.setattr(parallel.os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(parallel, "_others_running", lambda: 0)
-    assert parallel._workers() == 2  # a quiet 2-core machine: both
-    monkeypatch.setattr(parallel, "_others_running", lambda: 1)
-    assert parallel._workers() == 1  # a CPU hog beside: one
-    monkeypatch.setattr(parallel, "_others_running", lambda: 5)
+    monkeypatch.setattr(parallel, "_usable_cpus", lambda: 2)
+    assert parallel._workers() == 2  # a 2-core machine: both, whatever else runs beside
+    monkeypatch.setattr(parallel, "_usable_cpus", lambda: 1)
     assert parallel._workers() == 1
-    monkeypatch.setattr(parallel.os, "cpu_count", lambda: 16)
+    monkeypatch.setattr(parallel, "_usable_cpus", lambda: 16)
     assert parallel._workers() == 4  # at most 4
     monkeypatch.setenv("RANKGATE_THREADS", "3")
     assert parallel._workers() == 3
     monkeypatch.setenv("RANKGATE_THREADS", "zero")
     assert parallel._workers() == 4
-    assert parallel._others_running() >= 0
+    monkeypatch.undo()
+    assert 1 <= parallel._usable_cpus() <= (parallel.os.cpu_count() or 1)
+
+
+def test_usable_cpus_follow_affinity_and_a_cgroup_quota(monkeypatch):
+    import rankgate.core.parallel as parallel
+
+    monkeypatch.setattr(parallel.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3, 4, 5}, raising=False)
+    monkeypatch.setattr(parallel, "_cgroup_cpu_quota", lambda: None)
+    assert parallel._usable_cpus() == 6
+    monkeypatch.setattr(parallel, "_cgroup_cpu_quota", lambda: 2)  # docker --cpus 1.5: rounded up
+    assert parallel._usable_cpus() == 2
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        ({"cpu.max": "max 100000\n"}, None),
+        ({"cpu.max": "150000 100000\n"}, 2),
+        ({"cpu.max": "50000 100000\n"}, 1),
+        ({"cpu.max": "400000 100000\n"}, 4),
+        ({"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),  # cgroup v1
+        ({"cpu/cpu.cfs_quota_us": "300000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 3),
+        ({"cpu.max": "garbage\n"}, None),
+        ({}, None),
+    ],
+)
+def test_cgroup_cpu_quota_is_read_from_v2_or_v1_files(tmp_path, monkeypatch, files, expected):
+    import rankgate.core.parallel as parallel
+
+    monkeypatch.setattr(parallel, "_cgroup_v2_path", lambda: "")
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert parallel._cgroup_cpu_quota(str(tmp_path)) == expected
+
+
+def test_cgroup_quota_of_the_process_own_cgroup_comes_first(tmp_path, monkeypatch):
+    import rankgate.core.parallel as parallel
+
+    (tmp_path / "job").mkdir()
+    (tmp_path / "job" / "cpu.max").write_text("100000 100000\n")
+    (tmp_path / "cpu.max").write_text("max 100000\n")
+    monkeypatch.setattr(parallel, "_cgroup_v2_path", lambda: "/job")
+    assert parallel._cgroup_cpu_quota(str(tmp_path)) == 1
 
 
 @pytest.mark.parametrize("slice_rows", [5, 64, 1 << 18])
@@ -533,33 +574,3 @@ def test_grouped_score_order_is_the_stable_sort_by_query_and_score_descending(sl
     expected = np.lexsort((np.arange(3000), -scores, codes))
     assert scan_module.grouped_score_order(codes, scores).tolist() == expected.tolist()
     assert scan_module.grouped_score_order(np.array([70000, 1], dtype=np.int32), np.zeros(2)) is None
-
-
-def test_this_processes_own_running_threads_are_not_counted_as_others(monkeypatch):
-    # /proc/loadavg counts threads: OpenBLAS's spinning workers made a quiet machine look busy.
-    import rankgate.core.parallel as parallel
-
-    readings = iter(["0.1 0.1 0.1 4/80 1\n"] * 5)
-
-    class FakeFile:
-        def __init__(self, *args, **kwargs):
-            self.text = next(readings)
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return False
-
-        def read(self):
-            return self.text
-
-    monkeypatch.setattr(parallel, "_own_running", lambda: 3)  # this process: 3 threads running
-    monkeypatch.setattr(parallel, "open", FakeFile, raising=False)
-    assert parallel._others_running() == 1  # 4 running, 3 of them ours
-
-
-def test_own_running_counts_at_least_the_caller():
-    import rankgate.core.parallel as parallel
-
-    assert parallel._own_running() >= 1

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
@@ -12,53 +11,66 @@ _R = TypeVar("_R")
 
 
 def _workers() -> int:
-    """``RANKGATE_THREADS`` if set (a whole number >= 1), else the CPUs that other processes leave
-    free when rankgate starts, at least 1 and at most 4.
+    """``RANKGATE_THREADS`` if set (a whole number >= 1), else the CPUs this process may use (its
+    CPU affinity, and a container's CPU quota), at least 1 and at most 4.
 
-    A second thread pays only on a free core: beside a CPU hog on a 2-core machine, two threads
-    made rankgate lose more than single-threaded pytrec_eval did (docs/performance.md, "busy").
+    Other processes' load is not counted: beside a CPU hog on a 2-core machine two threads were
+    quicker than one on every shape measured, as the scheduler shares the cores by thread
+    (docs/performance.md, "Seventh round"). A quota below the visible CPUs is honoured, because
+    threads past it are throttled, not run.
     """
     wanted = os.environ.get("RANKGATE_THREADS", "").strip()
     if wanted.isdigit() and int(wanted) >= 1:
         return int(wanted)
-    return max(1, min(4, (os.cpu_count() or 1) - _others_running()))
+    return max(1, min(4, _usable_cpus()))
 
 
-def _others_running(samples: int = 5) -> int:
-    """Processes other than this one running or ready to run now (Linux: /proc/loadavg); 0 elsewhere.
-
-    /proc/loadavg counts threads, this process's too (OpenBLAS's workers spin for a while after
-    numpy starts them), so this process's running threads are taken off; and the least of a few
-    readings 1 ms apart is kept, so a process only passing through is not taken for a CPU hog,
-    which is there in every reading.
-    """
-    counts = []
-    for i in range(samples):
-        if i:
-            time.sleep(0.001)
-        try:
-            with open("/proc/loadavg") as f:
-                running = int(f.read().split()[3].split("/")[0])
-        except (OSError, ValueError, IndexError):
-            return 0
-        counts.append(running - _own_running())
-    return max(0, min(counts))
-
-
-def _own_running() -> int:
-    """This process's threads that are running or ready to run (at least 1: the caller)."""
-    own = 0
+def _usable_cpus() -> int:
+    """The CPUs this process may run on (affinity), capped by a cgroup CPU quota where one is set."""
     try:
-        tasks = os.listdir("/proc/self/task")
-    except OSError:
-        return 1
-    for task in tasks:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        cpus = os.cpu_count() or 1
+    quota = _cgroup_cpu_quota()
+    return min(cpus, quota) if quota is not None else cpus
+
+
+def _cgroup_cpu_quota(root: str = "/sys/fs/cgroup") -> int | None:
+    """Whole CPUs of this process's cgroup quota (v2 ``cpu.max``, v1 ``cpu.cfs_quota_us``), rounded
+    up; None where there is no quota or it cannot be read."""
+    own = _cgroup_v2_path()
+    candidates: list[tuple[str, str | None]] = [(f"{root}{own}/cpu.max", None)] if own else []
+    candidates += [(f"{root}/cpu.max", None), (f"{root}/cpu/cpu.cfs_quota_us", f"{root}/cpu/cpu.cfs_period_us")]
+    for quota_file, period_file in candidates:
         try:
-            with open(f"/proc/self/task/{task}/stat") as f:
-                own += f.read().rsplit(")", 1)[1].split()[0] == "R"
-        except (OSError, IndexError):
+            with open(quota_file) as f:
+                fields = f.read().split()
+            if period_file is not None:
+                with open(period_file) as f:
+                    fields.append(f.read().strip())
+            quota, period = fields[0], int(fields[1])
+        except (OSError, ValueError, IndexError):
             continue
-    return max(1, own)
+        if quota in ("max", "-1") or period <= 0:
+            return None
+        try:
+            return max(1, -(-int(quota) // period))
+        except ValueError:
+            return None
+    return None
+
+
+def _cgroup_v2_path() -> str:
+    """This process's cgroup v2 path ("0::/path" in /proc/self/cgroup), or "" where there is none."""
+    try:
+        with open("/proc/self/cgroup") as f:
+            for line in f:
+                if line.startswith("0::"):
+                    path = line[3:].strip()
+                    return "" if path == "/" else path
+    except OSError:
+        pass
+    return ""
 
 
 WORKERS = _workers()
