@@ -2,7 +2,7 @@
 
 Each shape's first ``--mb`` MB of run (or qrels) text is scanned in one call from memory, by each
 library given, taking turns (ABBA), ``--repeat`` times; the fastest time of each is printed per
-line, and the builds must read the same rows (values, hashes, doc ids, query codes). No
+line, and the builds must read the same rows (values, doc ids, query codes). No
 file reading, thread pool, copies or page faults: the C loop only, to compare two versions of
 ``core/_native.c`` (a whole `rankgate eval` is timed by eval_shapes_check.py):
 
@@ -29,18 +29,37 @@ from rankgate.core import native
 from rankgate.io import native_scan
 
 
-def load(path: str) -> ctypes.CDLL:
+def load(path: str) -> tuple[ctypes.CDLL, np.ndarray | None]:
+    """The library, and the doc-id hash array it writes: builds before version 13 hash every doc id
+    (they need the array); later ones are passed none, as rankgate passes none."""
     lib = ctypes.CDLL(os.path.abspath(path))
     lib.rg_scan.restype = ctypes.c_int
     lib.rg_scan.argtypes = native.SIGNATURES["rg_scan"]  # as rankgate declares it
-    return lib
+    lib.rg_scan_version.restype = ctypes.c_int
+    return lib, None if lib.rg_scan_version() >= 13 else np.empty(1, dtype=np.uint64)
 
 
-def digest(window: native_scan._Window) -> bytes:
-    """What a scan read: its rows' values, doc-id hashes and bytes, and query codes."""
+def scan(lib: ctypes.CDLL, hashes: np.ndarray | None, slot: native_scan._Slot, data: np.ndarray, size: int) -> None:
+    """One call of ``rg_scan`` over ``size`` bytes into ``slot``'s arrays."""
+    rows = len(slot.values)
+    if hashes is not None and len(hashes) < rows:
+        hashes.resize(rows, refcheck=False)
+    outputs = (slot.values, hashes, slot.doc_offsets, slot.doc_bytes, slot.query_codes, slot.query_offsets)
+    addresses = [None if a is None else a.ctypes.data for a in outputs]
+    kind = native_scan._KIND[slot.kind]
+    status = lib.rg_scan(
+        data.ctypes.data, size, kind, rows, *addresses, *(slot.query_bytes.ctypes.data, slot.counts.ctypes.data)
+    )
+    if status != 0:
+        raise SystemExit(f"rg_scan stopped with status {status}")
+
+
+def digest(slot: native_scan._Slot) -> bytes:
+    """What the last scan into ``slot`` read: its rows' values, doc-id bytes and query codes."""
     import hashlib
 
-    parts = (window.values, window.hashes, window.doc_offsets, window.doc_bytes, window.codes)
+    n, doc_bytes = int(slot.counts[0]), int(slot.counts[2])
+    parts = (slot.values[:n], slot.doc_offsets[: n + 1], slot.doc_bytes[:doc_bytes], slot.query_codes[:n])
     return hashlib.sha256(b"".join(np.ascontiguousarray(p).tobytes() for p in parts)).digest()
 
 
@@ -63,8 +82,8 @@ def main() -> int:
     ap.add_argument("--mb", type=int, default=32, help="MB of each file scanned")
     ap.add_argument("--repeat", type=int, default=7)
     args = ap.parse_args()
-    libs = [(path, load(path)) for path in args.libraries]
-    names = [os.path.join(os.path.basename(os.path.dirname(os.path.abspath(p))), os.path.basename(p)) for p, _ in libs]
+    libs = [(path, *load(path)) for path in args.libraries]
+    names = [os.path.join(os.path.basename(os.path.dirname(os.path.abspath(p))), os.path.basename(p)) for p, *_ in libs]
     print("| shape | " + " | ".join(names) + " |")
     print("|---|" + "---:|" * len(libs))
     for name in args.shapes.split(","):
@@ -83,11 +102,11 @@ def main() -> int:
         read: dict[int, bytes] = {}
         for round_ in range(args.repeat):
             turns = list(enumerate(libs))
-            for i, (_, lib) in turns if round_ % 2 == 0 else turns[::-1]:  # ABBA: neither always goes first
+            for i, (_, lib, hashes) in turns if round_ % 2 == 0 else turns[::-1]:  # ABBA: neither always first
                 start = time.perf_counter()
-                window = slot.scan(lib, buffer.ctypes.data, len(data))
+                scan(lib, hashes, slot, buffer, len(data))
                 best[i] = min(best[i], time.perf_counter() - start)
-                read[i] = digest(window)
+                read[i] = digest(slot)
         if len(set(read.values())) != 1:
             raise SystemExit(f"{name}: the builds read different rows")
         print(f"| {name} | " + " | ".join(f"{t / lines * 1e9:.1f} ns" for t in best) + " |", flush=True)

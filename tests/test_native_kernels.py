@@ -1,4 +1,5 @@
-"""The native kernels of `Run` construction (``rg_doc_scan``) against the numpy path they replace.
+"""The native kernels of `Run` construction (``rg_doc_scan``, ``rg_string_hashes``, ...) against the
+numpy path they replace.
 
 Each case is computed twice, with the kernels and with them switched off, and must agree exactly:
 duplicate pairs (later row, first row), own-id candidates and the hash words kept for joins.
@@ -54,19 +55,41 @@ def _both(monkeypatch, *args):
     return native, plain
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_string_hashes_equal_the_numpy_path(seed, monkeypatch):
+    """Every length around the 8-byte words (0 to 40 bytes), any UTF-8, ids past the 1 KiB
+    limit (BLAKE2b for both), chunks that are slices of a larger array, an all-empty chunk."""
+    rng = np.random.default_rng(seed)
+    alphabet = [chr(c) for c in [*range(32, 127), 0xE9, 0x4E2D, 0x1F600]]
+    ids = ["".join(rng.choice(alphabet, size=int(k))) for k in rng.integers(0, 41, 3000)]
+    ids += ["x" * 1024, "y" * 1025, "z" * 5000, ""]
+    whole = pa.array(ids, type=pa.string())
+    cases = [
+        whole,
+        whole.slice(13, 2000),
+        pa.chunked_array([whole.slice(0, 7), whole.slice(7, 1500), whole.slice(1507)]),
+        pa.array(["", "", ""], type=pa.string()),
+    ]
+    for column in cases:
+        native = string_hashes(column)
+        with monkeypatch.context() as m:
+            m.setattr(native_module, "_lib", False)
+            plain = string_hashes(column)
+        assert native.tolist() == plain.tolist()
+    alone = [string_hashes(pa.array([s]))[0] for s in ids[:50]]
+    assert string_hashes(whole)[:50].tolist() == alone  # an id hashes alike wherever it sits
+
+
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("ascending", [True, False])
 def test_doc_scan_equals_the_numpy_path(seed, ascending, monkeypatch):
     codes, docs, query_ids = _rows(seed, n_queries=[1, 7, 60][seed % 3], ascending=ascending)
     monkeypatch.setattr(scan_module, "SLICE_ROWS", 97)  # many slices, cut at query starts
-    for given in (None, string_hashes(docs)):
-        native, plain = _both(monkeypatch, codes, docs, query_ids, given)
-        assert native.hash_high.tolist() == plain.hash_high.tolist() == high_words(string_hashes(docs)).tolist()
-        assert sorted(native.self_match_rows.tolist()) == sorted(plain.self_match_rows.tolist())
-        assert native.later.tolist() == plain.later.tolist()
-        assert native.first.tolist() == plain.first.tolist()
-    if given is not None and len(codes):
-        assert given.tolist() == string_hashes(docs).tolist()  # the caller's hashes are left as they were
+    native, plain = _both(monkeypatch, codes, docs, query_ids)
+    assert native.hash_high.tolist() == plain.hash_high.tolist() == high_words(string_hashes(docs)).tolist()
+    assert sorted(native.self_match_rows.tolist()) == sorted(plain.self_match_rows.tolist())
+    assert native.later.tolist() == plain.later.tolist()
+    assert native.first.tolist() == plain.first.tolist()
 
 
 def test_doc_scan_checks_equal_hashes_on_the_strings(monkeypatch):

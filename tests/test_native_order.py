@@ -87,25 +87,22 @@ def test_grouped_columns_are_the_stable_sort_by_query_and_score(
     rng = np.random.default_rng(seed)
     codes = rng.integers(0, n_codes, size=n_rows).astype(np.int32)
     scores = _scores(rng, n_rows, kind)
-    hashes = rng.integers(0, 2**63, size=n_rows, dtype=np.uint64)
     docs = _doc_ids(rng, n_rows, pieces=4)
     order = _expected_order(codes, scores)
     numpy_order = grouped_score_order(codes, scores)
     if numpy_order is not None:  # the numpy path the kernels stand in for
         assert np.array_equal(numpy_order, order)
 
-    for with_hashes in (True, False):
-        grouping = scattered.group_by_query(codes, n_codes, scores, hashes if with_hashes else None, docs)
-        assert grouping is not None
-        columns = [scores, hashes if with_hashes else None]
-        got_scores, got_hashes, got_codes = scattered.sort_by_score(grouping, columns)
-        assert columns == []  # taken, so that each file-order column can be let go once copied
-        assert np.array_equal(got_scores.view(np.uint64), scores[order].view(np.uint64))  # NaN, -0.0 bit for bit
-        assert got_hashes is None if not with_hashes else np.array_equal(got_hashes, hashes[order])
-        assert np.array_equal(got_codes, codes[order])
-        got_docs = scattered.take_strings(grouping)
-        got_docs.validate(full=True)
-        assert got_docs.equals(docs.combine_chunks().take(pa.array(order)))
+    grouping = scattered.group_by_query(codes, n_codes, scores, docs)
+    assert grouping is not None
+    columns = [scores]
+    got_scores, got_codes = scattered.sort_by_score(grouping, columns)
+    assert columns == []  # taken, so that the file-order scores can be let go once copied
+    assert np.array_equal(got_scores.view(np.uint64), scores[order].view(np.uint64))  # NaN, -0.0 bit for bit
+    assert np.array_equal(got_codes, codes[order])
+    got_docs = scattered.take_strings(grouping)
+    got_docs.validate(full=True)
+    assert got_docs.equals(docs.combine_chunks().take(pa.array(order)))
 
 
 def test_the_grouping_does_not_depend_on_the_threads_or_the_parts(kernels, monkeypatch) -> None:
@@ -118,9 +115,9 @@ def test_the_grouping_does_not_depend_on_the_threads_or_the_parts(kernels, monke
         monkeypatch.setattr(scattered, "WORKERS", workers)
         monkeypatch.setattr(parallel, "WORKERS", workers)
         monkeypatch.setattr(scattered, "_MAX_PARTS", max_parts)
-        grouping = scattered.group_by_query(codes, n_codes, scores, None, docs)
+        grouping = scattered.group_by_query(codes, n_codes, scores, docs)
         assert grouping is not None and len(grouping.slices) == workers
-        got_scores, _, _ = scattered.sort_by_score(grouping, [scores, None])
+        got_scores, _ = scattered.sort_by_score(grouping, [scores])
         assert np.array_equal(got_scores, scores[order])
         assert scattered.take_strings(grouping).equals(docs.combine_chunks().take(pa.array(order)))
 
@@ -128,18 +125,17 @@ def test_the_grouping_does_not_depend_on_the_threads_or_the_parts(kernels, monke
 def test_the_grouping_declines_what_the_kernels_cannot_read(kernels, monkeypatch) -> None:
     codes, scores = np.array([1, 0, 1], dtype=np.int32), np.array([1.0, 2.0, 3.0])
     docs = pa.chunked_array([pa.array(["a", "b", "c"])])
-    assert scattered.group_by_query(codes, 2, scores, None, docs) is not None
-    assert scattered.group_by_query(codes.astype(np.int64), 2, scores, None, docs) is None
-    assert scattered.group_by_query(codes, 2, scores.astype(np.float32), None, docs) is None
-    assert scattered.group_by_query(codes, 2, scores, np.zeros(3, dtype=np.int64), docs) is None
-    assert scattered.group_by_query(codes, 2, scores, None, docs.cast(pa.large_string())) is None
-    assert scattered.group_by_query(codes, 2, scores, None, pa.chunked_array([pa.array(["a", None, "c"])])) is None
+    assert scattered.group_by_query(codes, 2, scores, docs) is not None
+    assert scattered.group_by_query(codes.astype(np.int64), 2, scores, docs) is None
+    assert scattered.group_by_query(codes, 2, scores.astype(np.float32), docs) is None
+    assert scattered.group_by_query(codes, 2, scores, docs.cast(pa.large_string())) is None
+    assert scattered.group_by_query(codes, 2, scores, pa.chunked_array([pa.array(["a", None, "c"])])) is None
     with pytest.raises(ValueError, match="query code"):
-        scattered.group_by_query(codes, 1, scores, None, docs)
+        scattered.group_by_query(codes, 1, scores, docs)
     monkeypatch.setattr(scattered, "_WIDEST_QUERY", 1)
-    assert scattered.group_by_query(codes, 2, scores, None, docs) is None
+    assert scattered.group_by_query(codes, 2, scores, docs) is None
     _switch_off(monkeypatch)
-    assert scattered.group_by_query(codes, 2, scores, None, docs) is None
+    assert scattered.group_by_query(codes, 2, scores, docs) is None
 
 
 @pytest.mark.parametrize("shape", ["permutation", "repeats", "subset", "empty strings"])

@@ -1,11 +1,11 @@
 """The native TREC scanner (``rg_scan`` in ``core/_native.c``) reads exactly what the Arrow path reads, or gives up.
 
-Oracles: the Arrow path itself (the same file read with the scanner switched off), Python's
-``float`` for every score, and `string_hashes` for every doc-id hash. Random text mixes the
-grammar's corners (blanks, tabs, ``\\v``, CRLF and lone CR line ends, comments, short and long
-lines, odd numbers, non-ASCII bytes) and is read in tiny windows, so lines and queries cross
-window edges. When the library was not built (no compiler at install time) it is compiled
-here into a temporary folder, so these tests always run the C code a compiler can build.
+Oracles: the Arrow path itself (the same file read with the scanner switched off) and Python's
+``float`` for every score. Random text mixes the grammar's corners (blanks, tabs, ``\\v``, CRLF
+and lone CR line ends, comments, short and long lines, odd numbers, non-ASCII bytes) and is read
+in tiny windows, so lines and queries cross window edges. When the library was not built (no
+compiler at install time) it is compiled here into a temporary folder, so these tests always run
+the C code a compiler can build.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from hypothesis import strategies as st
 
 import hatch_build
 from rankgate.core import native as native_kernels
-from rankgate.core.hashing import string_hashes
 from rankgate.errors import InputError
 from rankgate.io import native_scan, trec
 from rankgate.io.readers import read_qrels, read_run
@@ -119,14 +118,13 @@ def general(path: Path, kind: str, monkeypatch) -> trec.Parsed | InputError:
 
 
 def assert_same(scanned: native_scan.Scanned, expected: trec.Parsed) -> None:
-    """Same query ids, doc ids and values (bit for bit), row by row; hashes are `string_hashes`."""
+    """Same query ids, doc ids and values (bit for bit), row by row."""
     queries = scanned.query_ids.combine_chunks()
     want_queries = expected.table["qid"].combine_chunks()
     assert queries.dictionary_decode().to_pylist() == want_queries.dictionary_decode().to_pylist()
     assert queries.dictionary.to_pylist() == sorted(set(queries.dictionary.to_pylist()), key=str.encode)
     assert scanned.doc_ids.to_pylist() == expected.table["docid"].to_pylist()
     assert scanned.values.view(np.uint64).tolist() == expected.values.view(np.uint64).tolist()
-    assert np.array_equal(scanned.doc_hashes, string_hashes(scanned.doc_ids))
 
 
 def check_file(path: Path, kind: str, monkeypatch) -> bool:
@@ -368,7 +366,7 @@ def _big_run(path: Path, rng: random.Random, queries: int = 300, depth: int = 20
 
 @pytest.mark.slow
 def test_a_large_run_reads_into_the_same_run_both_ways(native, tmp_path, monkeypatch):
-    """60,000 lines over the default windows (and gzip-compressed): the same `Run`, hashes included."""
+    """60,000 lines over the default windows (and gzip-compressed): the same `Run`, hash words included."""
     path = tmp_path / "big.run"
     _big_run(path, random.Random(11))
     compressed = tmp_path / "big.run.gz"
@@ -421,4 +419,3 @@ def test_doc_ids_past_the_chunk_limit_start_a_new_string_array(native, tmp_path,
     assert whole is not None and cut is not None
     assert whole.doc_ids.num_chunks == 1 and cut.doc_ids.num_chunks > 3
     assert cut.doc_ids.to_pylist() == whole.doc_ids.to_pylist()
-    assert np.array_equal(cut.doc_hashes, whole.doc_hashes)

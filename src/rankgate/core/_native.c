@@ -38,7 +38,7 @@
 static const uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL;
 static const uint64_t MIX = 0xFF51AFD7ED558CCDULL;
 
-int rg_scan_version(void) { return 12; }
+int rg_scan_version(void) { return 13; }
 
 
 /* Whitespace inside a line, as trec_eval's isspace less the line ends. */
@@ -197,6 +197,34 @@ static inline uint64_t word_hash_padded(const uint8_t *p, int64_t n) {
         h = m ^ (m >> 32);
     }
     return h;
+}
+
+/* word_hash_padded for an id with no readable bytes past its end (an Arrow string of any origin). */
+static inline uint64_t word_hash(const uint8_t *p, int64_t n) {
+    uint64_t h = (uint64_t)n * GOLDEN;
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        uint64_t m = (h ^ load64(p + j)) * MIX;
+        h = m ^ (m >> 32);
+    }
+    if (j < n) {
+        uint64_t w = 0;
+        memcpy(&w, p + j, (size_t)(n - j)); /* little-endian: the low bytes, the rest zero */
+        uint64_t m = (h ^ w) * MIX;
+        h = m ^ (m >> 32);
+    }
+    return h;
+}
+
+/* rankgate.core.hashing.string_hashes of the n strings of one Arrow chunk (int32 offsets at its own
+ * first row, into data). An id longer than LONG_ID bytes is hashed like the others here; the
+ * caller hashes those another way (BLAKE2b). Returns RG_OK, or RG_BIG_ENDIAN (the hash reads
+ * little-endian words). */
+int rg_string_hashes(int64_t n, const int32_t *offsets, const uint8_t *data, uint64_t *out) {
+    const uint16_t probe = 1;
+    if (*(const uint8_t *)&probe != 1) return RG_BIG_ENDIAN;
+    for (int64_t i = 0; i < n; i++) out[i] = word_hash(data + offsets[i], (int64_t)offsets[i + 1] - offsets[i]);
+    return RG_OK;
 }
 
 /* Copy n bytes a word at a time (ids are short: a call to memcpy, or gcc's "rep movs", costs more);
@@ -376,7 +404,7 @@ static int64_t queries_code(Queries *q, const uint8_t *p, int64_t n) {
  *
  * Out, for rows r < counts[0] (at most max_rows):
  *   values[r]                 score or grade
- *   hashes[r]                 word_hash of the doc id
+ *   hashes[r]                 word_hash of the doc id (unless hashes is NULL)
  *   doc_offsets[r], [r + 1]   the doc id's bytes in doc_bytes (room for n + 8 bytes)
  *   query_codes[r]            the query id's code: its place in this window's query ids
  * and for codes c < counts[1]:
@@ -510,7 +538,7 @@ int rg_scan(const uint8_t *buf, int64_t n, int kind, int64_t max_rows, double *v
             last_qid_len = qid_length;
         }
         query_codes[rows] = (int32_t)code;
-        hashes[rows] = word_hash_padded(doc, doc_length);
+        if (hashes) hashes[rows] = word_hash_padded(doc, doc_length);
         copy_padded(doc_bytes + doc_len, doc, doc_length);
         doc_len += doc_length;
         rows++;
@@ -1125,15 +1153,14 @@ int rg_count_codes(int64_t lo, int64_t hi, const int32_t *codes, int64_t n_codes
     return RG_OK;
 }
 
-/* rg_partition_words: each row r in [lo, hi) copied to place next[codes[r] >> shift]++ of out_a,
- * of out_b when b is not NULL (8-byte values as they are), and of out_codes (its code). */
+/* rg_partition_words: each row r in [lo, hi) copied to place next[codes[r] >> shift]++ of out_a
+ * (8-byte values as they are) and of out_codes (its code). */
 int rg_partition_words(int64_t lo, int64_t hi, const int32_t *codes, int shift, int64_t *next, const uint64_t *a,
-                       uint64_t *out_a, const uint64_t *b, uint64_t *out_b, int32_t *out_codes) {
+                       uint64_t *out_a, int32_t *out_codes) {
     for (int64_t r = lo; r < hi; r++) {
         int32_t c = codes[r];
         int64_t to = next[c >> shift]++;
         out_a[to] = a[r];
-        if (b) out_b[to] = b[r];
         out_codes[to] = c;
     }
     return RG_OK;
@@ -1183,11 +1210,11 @@ static void sort_part(int64_t rows, const int32_t *codes, const uint64_t *scores
 /* rg_sort_parts: for parts [first, last) (of n_codes codes, 2**shift a part; group_starts has
  * n_codes + 1 entries), the rows rg_partition_words left are grouped by code and each query's
  * rows sorted by score descending, stable: Arrow's sort_indices by (code, score descending).
- * scores (float64), b (when not NULL) and codes are permuted in place; perm[i] = the row of row
+ * scores (float64) and codes are permuted in place; perm[i] = the row of row
  * i's part (from its first, in the order the partition left them) it came from, for
  * rg_permute_strings. Returns RG_OK, or RG_CAPACITY (out of memory). */
 int rg_sort_parts(int64_t first, int64_t last, int shift, int64_t n_codes, const int64_t *group_starts,
-                  uint64_t *scores, uint64_t *b, int32_t *codes, int32_t *perm) {
+                  uint64_t *scores, int32_t *codes, int32_t *perm) {
     int64_t widest = 1, widest_group = 1, part_codes = (int64_t)1 << shift;
     for (int64_t c = first << shift; c < n_codes && c < (last << shift); c++)
         if (group_starts[c + 1] - group_starts[c] > widest_group) widest_group = group_starts[c + 1] - group_starts[c];
@@ -1195,7 +1222,7 @@ int rg_sort_parts(int64_t first, int64_t last, int shift, int64_t n_codes, const
         int64_t c0 = p << shift, c1 = c0 + part_codes < n_codes ? c0 + part_codes : n_codes;
         if (group_starts[c1] - group_starts[c0] > widest) widest = group_starts[c1] - group_starts[c0];
     }
-    uint64_t *words = malloc((size_t)(3 * widest + widest_group) * sizeof(uint64_t));
+    uint64_t *words = malloc((size_t)(2 * widest + widest_group) * sizeof(uint64_t));
     int32_t *small = malloc((size_t)widest_group * sizeof(int32_t));
     int64_t *next = malloc((size_t)part_codes * sizeof(int64_t));
     int32_t *ends = malloc((size_t)MAX_LEVELS * MAX_BUCKETS * sizeof(int32_t));
@@ -1206,7 +1233,7 @@ int rg_sort_parts(int64_t first, int64_t last, int shift, int64_t n_codes, const
         free(ends);
         return RG_CAPACITY;
     }
-    uint64_t *part_scores = words, *part_b = words + widest, *keys = words + 2 * widest, *spare = words + 3 * widest;
+    uint64_t *part_scores = words, *keys = words + widest, *spare = words + 2 * widest;
     for (int64_t p = first; p < last; p++) {
         int64_t c0 = p << shift, c1 = c0 + part_codes < n_codes ? c0 + part_codes : n_codes;
         int64_t row0 = group_starts[c0], m = group_starts[c1] - row0;
@@ -1214,10 +1241,6 @@ int rg_sort_parts(int64_t first, int64_t last, int shift, int64_t n_codes, const
         sort_part(m, codes + row0, part_scores, c0, group_starts + c0, c1 - c0, next, perm + row0, keys, spare, small,
                   ends);
         for (int64_t i = 0; i < m; i++) scores[row0 + i] = part_scores[perm[row0 + i]];
-        if (b) {
-            memcpy(part_b, b + row0, (size_t)m * sizeof(uint64_t));
-            for (int64_t i = 0; i < m; i++) b[row0 + i] = part_b[perm[row0 + i]];
-        }
         for (int64_t c = c0; c < c1; c++)
             for (int64_t r = group_starts[c]; r < group_starts[c + 1]; r++) codes[r] = (int32_t)c;
     }

@@ -11,6 +11,7 @@ import hashlib
 import numpy as np
 import pyarrow as pa
 
+from rankgate.core import native
 from rankgate.core.parallel import parallel_map
 
 
@@ -57,14 +58,31 @@ def _hash_chunk(chunk: pa.Array) -> np.ndarray:
     if len(long_rows):
         length = length.copy()
         length[long_rows] = 0  # hashed below; the word loop skips them
-    words = np.zeros(span // 8 + 2, dtype=np.uint64)
-    words.view(np.uint8)[:span] = data
-    h = _hash_words(words, start, length, span)
+    h = _native_hashes(chunk, n, offsets, lo)
+    if h is None:
+        words = np.zeros(span // 8 + 2, dtype=np.uint64)
+        words.view(np.uint8)[:span] = data
+        h = _hash_words(words, start, length, span)
     for row in long_rows.tolist():
         piece = data[start[row] : start[row] + int(offsets[row + 1] - offsets[row])]
         digest = hashlib.blake2b(piece.tobytes(), digest_size=8)
         h[row] = np.frombuffer(digest.digest(), dtype="<u8")[0]
     return h
+
+
+def _native_hashes(chunk: pa.Array, n: int, offsets: np.ndarray, lo: int) -> np.ndarray | None:
+    """`_hash_words`' hashes of a chunk's strings by the native kernel (long ids too: the caller
+    re-hashes those), or None where it was not built."""
+    lib = native.library()
+    if lib is None or n == 0:
+        return None
+    out = np.empty(n, dtype=np.uint64)
+    data = chunk.buffers()[2]
+    address = data.address if data is not None and lo < int(offsets[-1]) else 0
+    offsets = np.ascontiguousarray(offsets)
+    if lib.rg_string_hashes(n, offsets.ctypes.data, address, out.ctypes.data) != 0:
+        return None
+    return out
 
 
 def _hash_words(words: np.ndarray, start: np.ndarray, length: np.ndarray, span: int) -> np.ndarray:

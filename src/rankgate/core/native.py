@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-VERSION = 12  # rg_scan_version() of the C source this package calls
+VERSION = 13  # rg_scan_version() of the C source this package calls
 LIBRARY = Path(__file__).with_name("_native.so")
 
 _lib: Any = None
@@ -32,6 +32,8 @@ SIGNATURES: dict[str, list[Any]] = {
     # rg_join(first, last, run offsets, judged query, qrels offsets, run high, qrels high,
     #         run strings (chunks, starts, offsets, data), qrels strings (same), capacity, out run, out qrels, counts)
     "rg_join": [_I64, _I64, *[_P] * 5, _I64, *[_P] * 3, _I64, *[_P] * 3, _I64, *[_P] * 3],
+    # rg_string_hashes(rows, offsets at the chunk's first row, data, out hashes)
+    "rg_string_hashes": [_I64, _P, _P, _P],
     # rg_doc_scan(rows, codes, hashes, query hashes, out high, out self rows, out later, out first, counts)
     "rg_doc_scan": [_I64, *[_P] * 8],
     # rg_tie_moves(lo, hi, codes, scores, doc strings (chunks, starts, offsets, data), out rows, out within, counts)
@@ -53,13 +55,13 @@ SIGNATURES: dict[str, list[Any]] = {
     "rg_block_string_copy": [_I64, _I64, *[_P] * 3, _I64, *[_P] * 3, _I64, _P, _P],
     # rg_count_codes(lo, hi, codes, number of codes, strings (chunks, starts, offsets, data), out counts, out bytes)
     "rg_count_codes": [_I64, _I64, _P, _I64, _I64, *[_P] * 3, _P, _P],
-    # rg_partition_words(lo, hi, codes, shift, next places, a, out a, b or NULL, out b or NULL, out codes)
-    "rg_partition_words": [_I64, _I64, _P, ctypes.c_int, *[_P] * 6],
+    # rg_partition_words(lo, hi, codes, shift, next places, a, out a, out codes)
+    "rg_partition_words": [_I64, _I64, _P, ctypes.c_int, *[_P] * 4],
     # rg_partition_strings(lo, hi, codes, shift, strings (chunks, starts, offsets, data), next rows, next bytes,
     #                      out offsets, out data)
     "rg_partition_strings": [_I64, _I64, _P, ctypes.c_int, _I64, *[_P] * 7],
-    # rg_sort_parts(first part, last part, shift, number of codes, group starts, scores, b or NULL, codes, out perm)
-    "rg_sort_parts": [_I64, _I64, ctypes.c_int, _I64, *[_P] * 5],
+    # rg_sort_parts(first part, last part, shift, number of codes, group starts, scores, codes, out perm)
+    "rg_sort_parts": [_I64, _I64, ctypes.c_int, _I64, *[_P] * 4],
     # rg_permute_strings(first part, last part, part starts, perm, byte starts, offsets, data)
     "rg_permute_strings": [_I64, _I64, *[_P] * 5],
 }

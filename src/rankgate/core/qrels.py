@@ -29,8 +29,6 @@ class Qrels:
     except Judged@k and Bpref, which treat them as unjudged (trec_eval's convention).
 
     Rows are grouped by query (query ids in byte order), input order within a query.
-    ``doc_hashes`` are `rankgate.core.hashing.string_hashes` of ``doc_ids``, when the caller has
-    them (the native TREC reader makes them as it reads): they are not computed again.
     """
 
     def __init__(
@@ -42,7 +40,6 @@ class Qrels:
         source: str | None = None,
         duplicates: str = "error",
         locate: RowLocator | None = None,
-        doc_hashes: np.ndarray | None = None,
     ) -> None:
         if duplicates not in DUPLICATE_POLICIES:
             raise ValueError(
@@ -72,7 +69,7 @@ class Qrels:
                 remedy="pass duplicates='first' or 'max' (CLI: --duplicates) to keep one",
             )
 
-        scan = scan_doc_ids(interned.codes, dcol, self.query_ids, doc_hashes)  # duplicates, and hash words to keep
+        scan = scan_doc_ids(interned.codes, dcol, self.query_ids)  # duplicates, and hash words to keep
         high = scan.hash_high  # for the join
         keep = keep_mask(scan.later, scan.first, len(codes), grade, duplicates, describe)
         del scan

@@ -44,8 +44,6 @@ class Run:
     Build one with `Run.from_dict`, `rankgate.read_run` or the constructor (columns).
     ``ranked=True`` says the rows are already in evaluation order within each query (a chunk
     ranking folded into documents, `rankgate.core.chunks`): no tie rule moves them.
-    ``doc_hashes`` are `rankgate.core.hashing.string_hashes` of ``doc_ids``, when the caller has
-    them (the native TREC reader makes them as it reads): they are not computed again.
     """
 
     def __init__(
@@ -59,7 +57,6 @@ class Run:
         duplicates: str = "error",
         locate: RowLocator | None = None,
         ranked: bool = False,
-        doc_hashes: np.ndarray | None = None,
     ) -> None:
         if duplicates not in DUPLICATE_POLICIES:
             raise ValueError(
@@ -98,7 +95,7 @@ class Run:
                 remedy="pass duplicates='first' or 'max' (CLI: --duplicates) to keep one copy",
             )
 
-        scan = scan_doc_ids(codes, dcol, self.query_ids, doc_hashes)
+        scan = scan_doc_ids(codes, dcol, self.query_ids)
         self_scores = find_self_matches(self.query_ids, codes, dcol, scan.self_match_rows, score)
         self.self_matches: list[str] = list(self_scores)
         hash_high = scan.hash_high  # kept for joins (`candidate_rows`)

@@ -41,16 +41,15 @@ class DocScan:
 SLICE_ROWS = 1 << 18  # a quarter million rows: the slice's hashes and sort stay in cache
 
 
-def scan_doc_ids(
-    codes: np.ndarray, docs: pa.ChunkedArray, query_ids: pa.StringArray, doc_hashes: np.ndarray | None = None
-) -> DocScan:
+def scan_doc_ids(codes: np.ndarray, docs: pa.ChunkedArray, query_ids: pa.StringArray) -> DocScan:
     """Hash every doc id once and use the hashes three ways: duplicates, self-matches, joins.
 
     When each query's rows are contiguous (as in nearly every run file) the rows are taken
     in slices of about `SLICE_ROWS` that never split a query, so duplicates are found slice
     by slice, on several threads: no full-size hash array, and sorts that stay in cache (or, with
     the native kernels and ascending query codes, a small hash table per query). Otherwise one
-    pass covers the whole run. ``doc_hashes``: the doc ids' `string_hashes`, when the caller has them.
+    pass covers the whole run. Each slice's doc ids are hashed as it is taken (`string_hashes`),
+    so no full-size column of 64-bit hashes is ever made.
     """
     n = len(codes)
     query_hashes = string_hashes(query_ids)
@@ -60,10 +59,9 @@ def scan_doc_ids(
         lo, hi = bounds
         part = docs.slice(lo, hi - lo)
         group = codes[lo:hi]
-        hashes = string_hashes(part) if doc_hashes is None else doc_hashes[lo:hi]
+        hashes = string_hashes(part)
         found = _native_doc_scan(group, part, hashes, query_hashes, high[lo:hi])
         if found is None:
-            hashes = hashes.copy() if doc_hashes is not None else hashes  # find_duplicate_pairs consumes it
             matches = np.flatnonzero(np.take(query_hashes, group) == hashes)
             high[lo:hi] = hashes.view("<u4")[1::2]
             later, first = find_duplicate_pairs(group, part, hashes)

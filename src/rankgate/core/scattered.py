@@ -66,17 +66,13 @@ class Grouping:
         return list(itertools.pairwise(np.unique(np.concatenate([[0], cuts, [n_parts]])).tolist()))
 
 
-def group_by_query(
-    codes: np.ndarray, n_codes: int, scores: np.ndarray, hashes: np.ndarray | None, docs: pa.ChunkedArray
-) -> Grouping | None:
+def group_by_query(codes: np.ndarray, n_codes: int, scores: np.ndarray, docs: pa.ChunkedArray) -> Grouping | None:
     """Count each file slice's rows by code (codes in [0, n_codes)); None where the kernels do not
-    apply: not built, int64 codes, scores not float64 or hashes not uint64, 2**31 rows or doc-id
+    apply: not built, int64 codes, scores not float64, 2**31 rows or doc-id
     bytes or more, doc ids not plain strings, a query of more than `_WIDEST_QUERY` rows."""
     lib = native.library()
     n = len(codes)
     if lib is None or n == 0 or n >= 2**31 or codes.dtype != np.int32 or scores.dtype != np.float64:
-        return None
-    if hashes is not None and hashes.dtype != np.uint64:
         return None
     strings = native.string_chunks(docs)
     if strings is None or len(docs) != n or _string_bytes(strings.keep) >= 2**31:
@@ -117,42 +113,33 @@ def _string_bytes(chunks: list[pa.Array]) -> int:
     return total
 
 
-def sort_by_score(
-    grouping: Grouping, columns: list[np.ndarray | None]
-) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
-    """The file-order ``columns`` ``[scores, hashes or None]`` in `Run`'s order, with the codes in
-    that order: copied to their part's place, then each part grouped by query and each query's
-    rows sorted by score descending, stable (NaN last, -0.0 equal to 0.0, as Arrow sorts). Keeps
-    the permutation of each part in ``grouping.perm`` for `take_strings`.
+def sort_by_score(grouping: Grouping, columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The file-order scores (the one item of ``columns``) in `Run`'s order, with the codes in that
+    order: copied to their part's place, then each part grouped by query and each query's rows
+    sorted by score descending, stable (NaN last, -0.0 equal to 0.0, as Arrow sorts). Keeps the
+    permutation of each part in ``grouping.perm`` for `take_strings`.
 
-    The list is emptied and each column copied in a pass of its own, then let go: the sorted
-    copies never sit beside both file-order columns (on a shuffled 7M-line run the sort's peak
-    fell from 485 to about 400 MB, and the whole eval's from 475 to 450 MB)."""
+    The list is emptied and the file-order scores let go once copied: the sorted copy never sits
+    beside them for longer than the copy takes."""
     lib = native.library()
     n = len(grouping.codes)
     out_scores, out_codes = np.empty(n, dtype=np.float64), np.empty(n, dtype=np.int32)
-    out_hashes = None if columns[1] is None else np.empty(n, dtype=np.uint64)
-    passes = [(columns.pop(0), out_scores), (columns.pop(0), out_hashes)]  # the list now holds them
-    while passes:
-        column, out = passes.pop(0)
-        if column is None or out is None:
-            continue
-        _partition_words(lib, grouping, np.ascontiguousarray(column), out, out_codes)
-        del column
+    column = columns.pop(0)
+    _partition_words(lib, grouping, np.ascontiguousarray(column), out_scores, out_codes)
+    del column
     perm = np.empty(n, dtype=np.int32)
     fixed = (grouping.shift, len(grouping.group_starts) - 1, grouping.group_starts.ctypes.data)
-    hashes_at = None if out_hashes is None else out_hashes.ctypes.data
-    outputs = (out_scores.ctypes.data, hashes_at, out_codes.ctypes.data, perm.ctypes.data)
+    outputs = (out_scores.ctypes.data, out_codes.ctypes.data, perm.ctypes.data)
     if any(parallel_map(lambda parts: lib.rg_sort_parts(*parts, *fixed, *outputs), grouping.part_ranges())):
         raise MemoryError("no memory for a part's sort")
     grouping.perm = perm
-    return out_scores, out_hashes, out_codes
+    return out_scores, out_codes
 
 
 def _partition_words(lib: Any, grouping: Grouping, column: np.ndarray, out: np.ndarray, out_codes: np.ndarray) -> None:
     """Each file-order row of ``column`` copied to its part's next place in ``out`` (and its code in ``out_codes``)."""
     next_rows = grouping.part_places(grouping.counts, grouping.group_starts)
-    addresses = (column.ctypes.data, out.ctypes.data, None, None, out_codes.ctypes.data)
+    addresses = (column.ctypes.data, out.ctypes.data, out_codes.ctypes.data)
 
     def partition(i: int) -> None:
         lo, hi = grouping.slices[i]

@@ -1,12 +1,12 @@
 """The native reader of TREC run and qrels files (``rg_scan`` in `rankgate.core.native`), when it was built.
 
-It reads the three fields rankgate keeps in one pass over the text, on a few threads, and
-hashes the doc ids as it goes (`rankgate.core.hashing.string_hashes`'s hash, which `Run`
-would otherwise compute). It reads only files it reads exactly as the Arrow path does: on
-anything else (non-ASCII bytes, an odd line end, a malformed or short line, a number it does
-not take) it gives up and `rankgate.io.trec` reads the file the general way, which also
-names a bad line. Without the library (`rankgate.core.native`), every file takes the general
-path: the same numbers, slower.
+It reads the three fields rankgate keeps in one pass over the text, on a few threads. It
+does not hash the doc ids: `Run` and `Qrels` hash them slice by slice where they use the
+hashes (a full-size column of 64-bit hashes was 56 MB of new memory on a 7M-line run). It
+reads only files it reads exactly as the Arrow path does: on anything else (non-ASCII bytes,
+an odd line end, a malformed or short line, a number it does not take) it gives up and
+`rankgate.io.trec` reads the file the general way, which also names a bad line. Without the
+library (`rankgate.core.native`), every file takes the general path: the same numbers, slower.
 """
 
 from __future__ import annotations
@@ -35,19 +35,17 @@ _KIND = {"run": 0, "qrels": 1}
 @dataclass
 class Scanned:
     """A file's rows: query ids (dictionary-encoded, dictionary unique and in byte order), doc ids,
-    values (scores or grades) and the doc ids' 64-bit hashes."""
+    and values (scores or grades)."""
 
     query_ids: pa.ChunkedArray
     doc_ids: pa.ChunkedArray
     values: np.ndarray
-    doc_hashes: np.ndarray
 
 
 @dataclass
 class _Window:
     rows: int
     values: np.ndarray  # views of the slot's scratch arrays: copied before the slot is used again
-    hashes: np.ndarray
     codes: np.ndarray  # each row's query: its place in ``query_ids``
     doc_offsets: np.ndarray  # int32, rows + 1, from 0: the doc ids' bytes in ``doc_bytes`` (views, as above)
     doc_bytes: np.ndarray
@@ -77,7 +75,6 @@ class _Slot:
         rows = size // _MIN_LINE[kind] + 1
         self.kind = kind
         self.values = np.empty(rows, dtype=np.float64)
-        self.hashes = np.empty(rows, dtype=np.uint64)
         self.doc_offsets = np.empty(rows + 1, dtype=np.int32)
         self.doc_bytes = np.empty(size + _PAD, dtype=np.uint8)
         self.query_codes = np.empty(rows, dtype=np.int32)
@@ -95,17 +92,18 @@ class _Slot:
     def scan(self, lib: Any, address: int, size: int) -> _Window:
         """The rows of the ``size`` bytes at ``address``: whole lines, the last ending in a line feed,
         with `_PAD` readable bytes after them."""
-        arrays = (self.values, self.hashes, self.doc_offsets, self.doc_bytes)
-        queries = (self.query_codes, self.query_offsets, self.query_bytes, self.counts)
+        no_hashes = None  # the doc ids are hashed where they are used (the module's docstring)
+        rows = (len(self.values), self.values.ctypes.data, no_hashes)
+        outputs = (self.doc_offsets, self.doc_bytes, self.query_codes, self.query_offsets, self.query_bytes)
         status = lib.rg_scan(
-            address, size, _KIND[self.kind], len(self.values), *(a.ctypes.data for a in (*arrays, *queries))
+            address, size, _KIND[self.kind], *rows, *(a.ctypes.data for a in outputs), self.counts.ctypes.data
         )
         if status != 0:
             raise _GiveUp
         n, q, doc_len, query_len = (int(c) for c in self.counts[:4])
         query_ids = _strings(q, self.query_offsets[: q + 1].copy(), self.query_bytes[:query_len].copy())
         doc_offsets, doc_bytes = self.doc_offsets[: n + 1], self.doc_bytes[:doc_len]
-        return _Window(n, self.values[:n], self.hashes[:n], self.query_codes[:n], doc_offsets, doc_bytes, query_ids)
+        return _Window(n, self.values[:n], self.query_codes[:n], doc_offsets, doc_bytes, query_ids)
 
 
 def scan(path: str, codec: str | None, kind: str) -> Scanned | None:
@@ -244,7 +242,7 @@ def _read_into(stream: Any, view: memoryview) -> int:
 
 
 class _Rows:
-    """The windows' rows gathered in file order: values, hashes, query codes and the doc ids' offsets
+    """The windows' rows gathered in file order: values, query codes and the doc ids' offsets
     and bytes copied into arrays of their own (sized from the first window and the file's size, or
     for a compressed file 64 windows' worth; grown when that falls short). The doc ids become one
     string array (a new one only past `_CHUNK_BYTES` of ids): large arrays are given memory in huge
@@ -254,7 +252,6 @@ class _Rows:
         self.file_size = file_size
         self.count = 0
         self.values = np.empty(0, dtype=np.float64)
-        self.hashes = np.empty(0, dtype=np.uint64)
         self.codes = np.empty(0, dtype=np.int32)
         self.query_ids: list[pa.StringArray] = []
         self.starts: list[int] = []
@@ -269,7 +266,6 @@ class _Rows:
         if end > len(self.values):
             self._grow(end, window.rows)
         self.values[self.count : end] = window.values
-        self.hashes[self.count : end] = window.hashes
         self.codes[self.count : end] = window.codes
         self.starts.append(self.count)
         self.query_ids.append(window.query_ids)
@@ -289,7 +285,7 @@ class _Rows:
 
     def _grow(self, needed: int, window_rows: int) -> None:
         capacity = max(needed, self._guess(self.count, window_rows, window_rows))
-        for name in ("values", "hashes", "codes"):
+        for name in ("values", "codes"):
             setattr(self, name, _grown(getattr(self, name), self.count, capacity))
 
     def _grow_doc_ids(self, rows: int, size: int, window: _Window) -> None:
@@ -335,7 +331,7 @@ class _Rows:
         dictionary = pa.DictionaryArray.from_arrays(numeric_array(codes), queries.values)
         self._close_chunk()
         doc_ids = pa.chunked_array(self.doc_chunks, type=pa.string())
-        return Scanned(pa.chunked_array([dictionary]), doc_ids, self.values[: self.count], self.hashes[: self.count])
+        return Scanned(pa.chunked_array([dictionary]), doc_ids, self.values[: self.count])
 
 
 def _grown(array: np.ndarray, filled: int, capacity: int) -> np.ndarray:

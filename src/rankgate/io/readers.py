@@ -65,7 +65,6 @@ def _trec_run(parsed: trec.Parsed, source: str, name: str, duplicates: str) -> R
         source=source,
         duplicates=duplicates,
         locate=parsed.locate,
-        doc_hashes=parsed.doc_hashes,
     )
     del parsed, t
     release_unused()  # the constructor's temporaries
@@ -95,7 +94,6 @@ def read_qrels(
             source=source,
             duplicates=duplicates,
             locate=parsed.locate,
-            doc_hashes=parsed.doc_hashes,
         )
         del parsed, t
         release_unused()

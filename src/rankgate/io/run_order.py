@@ -56,11 +56,11 @@ def reorder(parsed: Parsed, duplicates: str) -> bool:
     if blocks is None and (order is None or duplicates != "error"):
         return False
     order = None if order is None else narrow_rows(order)
-    columns = [codes, parsed.values, parsed.doc_hashes, parsed.table["docid"]]
-    parsed.values, parsed.doc_hashes = _NO_VALUES, None
+    columns = [codes, parsed.values, parsed.table["docid"]]
+    parsed.values = _NO_VALUES
     parsed.table = parsed.table.drop_columns(["docid"])  # the file-order columns: only in `columns` now
     del codes  # each is let go as its copy is made
-    codes, parsed.values, parsed.doc_hashes, docs = in_order(order, blocks, columns)
+    codes, parsed.values, docs = in_order(order, blocks, columns)
     _set_columns(parsed, codes, dictionary, docs)
     return True
 
@@ -68,12 +68,12 @@ def reorder(parsed: Parsed, duplicates: str) -> bool:
 def _reorder_grouped(parsed: Parsed, codes: np.ndarray, dictionary: pa.StringArray) -> bool:
     """`reorder` for scattered queries by the native kernels (`rankgate.core.scattered`: streaming
     passes, no gathers by a permutation); False (nothing done) where they do not apply."""
-    grouping = scattered.group_by_query(codes, len(dictionary), parsed.values, parsed.doc_hashes, parsed.table["docid"])
+    grouping = scattered.group_by_query(codes, len(dictionary), parsed.values, parsed.table["docid"])
     if grouping is None:
         return False
-    columns = [parsed.values, parsed.doc_hashes]  # let go by the sort as soon as each is copied
-    parsed.values, parsed.doc_hashes = _NO_VALUES, None
-    parsed.values, parsed.doc_hashes, codes = scattered.sort_by_score(grouping, columns)
+    scores = [parsed.values]  # let go by the sort as soon as it is copied
+    parsed.values = _NO_VALUES
+    parsed.values, codes = scattered.sort_by_score(grouping, scores)
     parsed.table = parsed.table.drop_columns(["docid"])  # the file-order doc ids: only `grouping` now
     docs = pa.chunked_array([scattered.take_strings(grouping)])
     del grouping

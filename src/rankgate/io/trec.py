@@ -113,7 +113,6 @@ class Parsed:
     table: pa.Table  # qid (dictionary-encoded) and docid columns
     values: np.ndarray  # scores or grades, float64
     locate: Callable[[int], str]
-    doc_hashes: np.ndarray | None = None  # `string_hashes` of the doc ids, when the reader made them
 
 
 def read(path: str, layout: Layout, source: str) -> Parsed:
@@ -128,7 +127,7 @@ def read(path: str, layout: Layout, source: str) -> Parsed:
     if scanned is not None:
         table = pa.table({"qid": scanned.query_ids, "docid": scanned.doc_ids})
         locate = _locator(lambda: read_bytes(path), source, 1, layout.kind)
-        return Parsed(table=table, values=scanned.values, locate=locate, doc_hashes=scanned.doc_hashes)
+        return Parsed(table=table, values=scanned.values, locate=locate)
     table = _read_tabbed(path, codec, layout) if _tab_separated(path) else None
     if table is None:
         try:
