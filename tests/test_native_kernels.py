@@ -58,7 +58,8 @@ def _both(monkeypatch, *args):
 @pytest.mark.parametrize("seed", range(4))
 def test_string_hashes_equal_the_numpy_path(seed, monkeypatch):
     """Every length around the 8-byte words (0 to 40 bytes), any UTF-8, ids past the 1 KiB
-    limit (BLAKE2b for both), chunks that are slices of a larger array, an all-empty chunk."""
+    limit (BLAKE2b for both), chunks that are slices of a larger array, all-empty chunks, nulls,
+    and the large_string and string_view layouts."""
     rng = np.random.default_rng(seed)
     alphabet = [chr(c) for c in [*range(32, 127), 0xE9, 0x4E2D, 0x1F600]]
     ids = ["".join(rng.choice(alphabet, size=int(k))) for k in rng.integers(0, 41, 3000)]
@@ -69,6 +70,8 @@ def test_string_hashes_equal_the_numpy_path(seed, monkeypatch):
         whole.slice(13, 2000),
         pa.chunked_array([whole.slice(0, 7), whole.slice(7, 1500), whole.slice(1507)]),
         pa.array(["", "", ""], type=pa.string()),
+        pa.array(["abc", "", "", ""], type=pa.string()).slice(1),  # all empty, at a nonzero byte offset
+        pa.array(["abcdefgh", None, "", "x" * 17], type=pa.string()),  # a null hashes as an empty id
     ]
     for column in cases:
         native = string_hashes(column)
@@ -76,6 +79,8 @@ def test_string_hashes_equal_the_numpy_path(seed, monkeypatch):
             m.setattr(native_module, "_lib", False)
             plain = string_hashes(column)
         assert native.tolist() == plain.tolist()
+    for other in (pa.large_string(), pa.string_view()):  # other layouts: hashed as plain strings
+        assert string_hashes(whole.cast(other)).tolist() == string_hashes(whole).tolist()
     alone = [string_hashes(pa.array([s]))[0] for s in ids[:50]]
     assert string_hashes(whole)[:50].tolist() == alone  # an id hashes alike wherever it sits
 

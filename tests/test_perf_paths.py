@@ -540,28 +540,53 @@ def test_usable_cpus_follow_affinity_and_a_cgroup_quota(monkeypatch):
         ({"cpu.max": "400000 100000\n"}, 4),
         ({"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),  # cgroup v1
         ({"cpu/cpu.cfs_quota_us": "300000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 3),
+        ({"cpu,cpuacct/cpu.cfs_quota_us": "100000\n", "cpu,cpuacct/cpu.cfs_period_us": "100000\n"}, 1),
         ({"cpu.max": "garbage\n"}, None),
+        ({"cpu.max": "100000 0\n"}, None),
         ({}, None),
     ],
 )
 def test_cgroup_cpu_quota_is_read_from_v2_or_v1_files(tmp_path, monkeypatch, files, expected):
     import rankgate.core.parallel as parallel
 
-    monkeypatch.setattr(parallel, "_cgroup_v2_path", lambda: "")
+    monkeypatch.setattr(parallel, "_own_cgroup", lambda controller: "")
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
     assert parallel._cgroup_cpu_quota(str(tmp_path)) == expected
 
 
-def test_cgroup_quota_of_the_process_own_cgroup_comes_first(tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    ("own", "files", "expected"),
+    [
+        ("/job", {"job/cpu.max": "100000 100000\n", "cpu.max": "max 100000\n"}, 1),  # its own
+        ("/job/step", {"job/step/cpu.max": "max 100000\n", "job/cpu.max": "200000 100000\n"}, 2),  # a parent's
+        ("/a/b", {"a/b/cpu.max": "300000 100000\n", "a/cpu.max": "100000 100000\n"}, 1),  # the smallest
+        ("/sub", {"sub/cpu.max": "max 100000\n", "cpu.max": "100000 100000\n"}, 1),  # the root's
+    ],
+)
+def test_cgroup_quota_is_the_smallest_on_the_way_to_the_root(tmp_path, monkeypatch, own, files, expected):
     import rankgate.core.parallel as parallel
 
-    (tmp_path / "job").mkdir()
-    (tmp_path / "job" / "cpu.max").write_text("100000 100000\n")
-    (tmp_path / "cpu.max").write_text("max 100000\n")
-    monkeypatch.setattr(parallel, "_cgroup_v2_path", lambda: "/job")
-    assert parallel._cgroup_cpu_quota(str(tmp_path)) == 1
+    monkeypatch.setattr(parallel, "_own_cgroup", lambda controller: own if controller == "0" else "")
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert parallel._cgroup_cpu_quota(str(tmp_path)) == expected
+
+
+def test_own_cgroup_paths_and_their_ancestors(monkeypatch):
+    import io
+
+    import rankgate.core.parallel as parallel
+
+    text = "12:cpu,cpuacct:/docker/abc\n4:memory:/m\n0::/user.slice/job\n"
+    monkeypatch.setattr(parallel, "open", lambda *a, **k: io.StringIO(text), raising=False)
+    assert parallel._own_cgroup("0") == "/user.slice/job"
+    assert parallel._own_cgroup("cpu") == "/docker/abc"
+    assert parallel._own_cgroup("blkio") == ""
+    assert parallel._ancestors("/a/b") == ["/a/b", "/a", ""]
+    assert parallel._ancestors("") == [""]
 
 
 @pytest.mark.parametrize("slice_rows", [5, 64, 1 << 18])

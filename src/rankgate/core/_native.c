@@ -2,8 +2,9 @@
  * numpy/Arrow path that gives the same numbers).
  *
  * rg_scan: a one-pass reader of TREC run and qrels text (rankgate.io.native_scan). It reads only
- * the fields rankgate keeps (query id, doc id, score or grade), hashes each doc id as
- * rankgate.core.hashing.string_hashes does, and never builds the fields trec_eval ignores.
+ * the fields rankgate keeps (query id, doc id, score or grade) and never builds the fields
+ * trec_eval ignores. (It can hash each doc id as it reads; rankgate no longer asks it to: the ids
+ * are hashed slice by slice where they are used, by rg_string_hashes.)
  * It takes only text it reads exactly as the Arrow path (rankgate.io.trec) does; anything
  * else (a byte outside printable ASCII, a lone carriage return, a malformed number, a short
  * line, a very long id, ...) stops it with a reason code, and the caller reads the file the
@@ -26,7 +27,7 @@
 #define RG_BYTE 1        /* a byte outside printable ASCII and the whitespace trec_eval skips */
 #define RG_FIELDS 2      /* too few fields (run), or not exactly four (qrels) */
 #define RG_NUMBER 3      /* a score or grade not read here (inf, nan, hex, too large, ...) */
-#define RG_LONG_ID 4     /* an id longer than LONG_ID bytes (hashed another way) */
+#define RG_LONG_ID 4     /* an id longer than LONG_ID bytes (the general path reads it) */
 #define RG_CAPACITY 5    /* an output array is full (the caller sized it wrong) */
 #define RG_LONE_CR 6     /* a carriage return not followed by a line feed (old Mac line end) */
 #define RG_COMMENT 7     /* a qrels line whose first non-blank character is '#' after blanks */

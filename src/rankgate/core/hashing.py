@@ -25,7 +25,8 @@ def string_hashes(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
     out = np.empty(sum(len(c) for c in chunks), dtype=np.uint64)
     start = 0
     for c in chunks:
-        out[start : start + len(c)] = _hash_chunk(c)
+        plain = c if c.type == pa.string() else c.cast(pa.string())  # large_string, string_view: int32 offsets
+        out[start : start + len(c)] = _hash_chunk(plain)
         start += len(c)
     return out
 
@@ -72,13 +73,14 @@ def _hash_chunk(chunk: pa.Array) -> np.ndarray:
 
 def _native_hashes(chunk: pa.Array, n: int, offsets: np.ndarray, lo: int) -> np.ndarray | None:
     """`_hash_words`' hashes of a chunk's strings by the native kernel (long ids too: the caller
-    re-hashes those), or None where it was not built."""
+    re-hashes those), or None where it was not built or the chunk is not plain ``string`` (the
+    kernel reads int32 offsets into one data buffer)."""
     lib = native.library()
-    if lib is None or n == 0:
+    if lib is None or n == 0 or chunk.type != pa.string():
         return None
     out = np.empty(n, dtype=np.uint64)
     data = chunk.buffers()[2]
-    address = data.address if data is not None and lo < int(offsets[-1]) else 0
+    address = data.address if data is not None else 0  # no data buffer: every string is empty
     offsets = np.ascontiguousarray(offsets)
     if lib.rg_string_hashes(n, offsets.ctypes.data, address, out.ctypes.data) != 0:
         return None

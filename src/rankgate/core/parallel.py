@@ -36,41 +36,53 @@ def _usable_cpus() -> int:
 
 
 def _cgroup_cpu_quota(root: str = "/sys/fs/cgroup") -> int | None:
-    """Whole CPUs of this process's cgroup quota (v2 ``cpu.max``, v1 ``cpu.cfs_quota_us``), rounded
-    up; None where there is no quota or it cannot be read."""
-    own = _cgroup_v2_path()
-    candidates: list[tuple[str, str | None]] = [(f"{root}{own}/cpu.max", None)] if own else []
-    candidates += [(f"{root}/cpu.max", None), (f"{root}/cpu/cpu.cfs_quota_us", f"{root}/cpu/cpu.cfs_period_us")]
-    for quota_file, period_file in candidates:
-        try:
-            with open(quota_file) as f:
-                fields = f.read().split()
-            if period_file is not None:
-                with open(period_file) as f:
-                    fields.append(f.read().strip())
-            quota, period = fields[0], int(fields[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        if quota in ("max", "-1") or period <= 0:
-            return None
-        try:
-            return max(1, -(-int(quota) // period))
-        except ValueError:
-            return None
-    return None
+    """Whole CPUs (rounded up) of the smallest CPU quota on this process's cgroup or an ancestor:
+    cgroup v2 ``cpu.max``, else v1 ``cpu.cfs_quota_us`` over ``cpu.cfs_period_us``; None where
+    none is set or none can be read."""
+    found = [_quota(f"{root}{path}/cpu.max") for path in _ancestors(_own_cgroup("0"))]
+    if not any(found):
+        v1 = _own_cgroup("cpu")
+        for mount in (f"{root}/cpu", f"{root}/cpu,cpuacct"):
+            found += [
+                _quota(f"{mount}{path}/cpu.cfs_quota_us", f"{mount}{path}/cpu.cfs_period_us") for path in _ancestors(v1)
+            ]
+    quotas = [q for q in found if q is not None]
+    return min(quotas) if quotas else None
 
 
-def _cgroup_v2_path() -> str:
-    """This process's cgroup v2 path ("0::/path" in /proc/self/cgroup), or "" where there is none."""
+def _quota(quota_file: str, period_file: str | None = None) -> int | None:
+    """A cgroup's CPU quota in whole CPUs, rounded up: v2 ``cpu.max`` ("quota period", "max period")
+    or v1's two files ("-1": none); None where there is none or the files cannot be read."""
+    try:
+        with open(quota_file) as f:
+            fields = f.read().split()
+        if period_file is not None:
+            with open(period_file) as f:
+                fields.append(f.read().strip())
+        quota, period = int(fields[0]), int(fields[1])
+    except (OSError, ValueError, IndexError):  # no such file, "max", garbage
+        return None
+    return max(1, -(-quota // period)) if quota > 0 and period > 0 else None
+
+
+def _own_cgroup(controller: str) -> str:
+    """This process's cgroup path for ``controller`` ("0": cgroup v2's single hierarchy; else a v1
+    controller such as "cpu"), from /proc/self/cgroup; "" for the root or when it is not known."""
     try:
         with open("/proc/self/cgroup") as f:
             for line in f:
-                if line.startswith("0::"):
-                    path = line[3:].strip()
+                number, controllers, path = line.rstrip("\n").split(":", 2)
+                if (controller == "0" and number == "0") or controller in controllers.split(","):
                     return "" if path == "/" else path
-    except OSError:
+    except (OSError, ValueError):
         pass
     return ""
+
+
+def _ancestors(path: str) -> list[str]:
+    """``path`` and each cgroup above it, the root ("") last: "/a/b" gives "/a/b", "/a", ""."""
+    parts = [p for p in path.split("/") if p]
+    return ["/" + "/".join(parts[:i]) if i else "" for i in range(len(parts), -1, -1)]
 
 
 WORKERS = _workers()
