@@ -183,25 +183,11 @@ static inline uint64_t load64(const uint8_t *p) {
     return w;
 }
 
-/* rankgate.core.hashing._hash_words for one string, 8 bytes at a time (little-endian), reading whole
- * words: the caller's buffer has 8 readable bytes past every id. */
-static inline uint64_t word_hash_padded(const uint8_t *p, int64_t n) {
-    uint64_t h = (uint64_t)n * GOLDEN;
-    int64_t j = 0;
-    for (; j + 8 <= n; j += 8) {
-        uint64_t m = (h ^ load64(p + j)) * MIX;
-        h = m ^ (m >> 32);
-    }
-    if (j < n) {
-        uint64_t w = load64(p + j) & ((1ULL << (8 * (n - j))) - 1);
-        uint64_t m = (h ^ w) * MIX;
-        h = m ^ (m >> 32);
-    }
-    return h;
-}
-
-/* word_hash_padded for an id with no readable bytes past its end (an Arrow string of any origin). */
-static inline uint64_t word_hash(const uint8_t *p, int64_t n) {
+/* rankgate.core.hashing._hash_words for one string, 8 bytes at a time (little-endian). With padded,
+ * the last partial word is read whole and masked (the caller's buffer has 8 readable bytes past
+ * every id); without, only the id's own bytes are read (an Arrow string of any origin). Callers pass
+ * a constant, so each inlined copy keeps one branch. */
+static inline uint64_t hash_id(const uint8_t *p, int64_t n, int padded) {
     uint64_t h = (uint64_t)n * GOLDEN;
     int64_t j = 0;
     for (; j + 8 <= n; j += 8) {
@@ -210,22 +196,34 @@ static inline uint64_t word_hash(const uint8_t *p, int64_t n) {
     }
     if (j < n) {
         uint64_t w = 0;
-        memcpy(&w, p + j, (size_t)(n - j)); /* little-endian: the low bytes, the rest zero */
+        if (padded)
+            w = load64(p + j) & ((1ULL << (8 * (n - j))) - 1);
+        else
+            memcpy(&w, p + j, (size_t)(n - j)); /* little-endian: the low bytes, the rest zero */
         uint64_t m = (h ^ w) * MIX;
         h = m ^ (m >> 32);
     }
     return h;
 }
 
+static inline uint64_t word_hash_padded(const uint8_t *p, int64_t n) { return hash_id(p, n, 1); }
+static inline uint64_t word_hash(const uint8_t *p, int64_t n) { return hash_id(p, n, 0); }
+
 /* rankgate.core.hashing.string_hashes of the n strings of one Arrow chunk (int32 offsets at its own
  * first row, into data). An id longer than LONG_ID bytes is hashed like the others here; the
- * caller hashes those another way (BLAKE2b). Returns RG_OK, or RG_BIG_ENDIAN (the hash reads
- * little-endian words). */
+ * caller hashes those another way (BLAKE2b). Returns how many there are (under 2**21: a chunk holds
+ * under 2**31 bytes), or -1 on a big-endian machine (the hash reads little-endian words; nothing is
+ * written). */
 int rg_string_hashes(int64_t n, const int32_t *offsets, const uint8_t *data, uint64_t *out) {
     const uint16_t probe = 1;
-    if (*(const uint8_t *)&probe != 1) return RG_BIG_ENDIAN;
-    for (int64_t i = 0; i < n; i++) out[i] = word_hash(data + offsets[i], (int64_t)offsets[i + 1] - offsets[i]);
-    return RG_OK;
+    if (*(const uint8_t *)&probe != 1) return -1;
+    int long_ids = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t length = (int64_t)offsets[i + 1] - offsets[i];
+        out[i] = word_hash(data + offsets[i], length);
+        long_ids += length > LONG_ID;
+    }
+    return long_ids;
 }
 
 /* Copy n bytes a word at a time (ids are short: a call to memcpy, or gcc's "rep movs", costs more);

@@ -26,7 +26,7 @@ def string_hashes(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
     start = 0
     for c in chunks:
         plain = c if c.type == pa.string() else c.cast(pa.string())  # large_string, string_view: int32 offsets
-        out[start : start + len(c)] = _hash_chunk(plain)
+        _hash_chunk(plain, out[start : start + len(c)])
         start += len(c)
     return out
 
@@ -45,46 +45,46 @@ _KEEP = np.array([(1 << (8 * n)) - 1 for n in range(8)] + [2**64 - 1], dtype=np.
 _LONG = 1024
 
 
-def _hash_chunk(chunk: pa.Array) -> np.ndarray:
+def _hash_chunk(chunk: pa.Array, out: np.ndarray) -> None:
+    """The hashes of a plain ``string`` chunk's strings, written into ``out``."""
     n = len(chunk)
     offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[chunk.offset : chunk.offset + n + 1]
+    long_ids = _native_hashes(chunk, offsets, out)
+    if long_ids == 0:
+        return
     lo, hi = int(offsets[0]), int(offsets[-1])
     span = hi - lo
-    # The chunk's bytes as aligned little-endian words, zero-padded: a string's word at byte
-    # p is put together from words p // 8 and p // 8 + 1 (aligned gathers are cheap).
     data = np.frombuffer(chunk.buffers()[2], dtype=np.uint8, count=hi)[lo:hi] if span else np.zeros(0, np.uint8)
     start = offsets[:-1] - lo
     length = np.diff(offsets)
     long_rows = np.flatnonzero(length > _LONG)
-    if len(long_rows):
-        length = length.copy()
-        length[long_rows] = 0  # hashed below; the word loop skips them
-    h = _native_hashes(chunk, n, offsets, lo)
-    if h is None:
+    if long_ids is None:  # no kernel: the numpy word loop
+        if len(long_rows):
+            length = length.copy()
+            length[long_rows] = 0  # hashed below; the word loop skips them
+        # The chunk's bytes as aligned little-endian words, zero-padded: a string's word at byte
+        # p is put together from words p // 8 and p // 8 + 1 (aligned gathers are cheap).
         words = np.zeros(span // 8 + 2, dtype=np.uint64)
         words.view(np.uint8)[:span] = data
-        h = _hash_words(words, start, length, span)
+        out[:] = _hash_words(words, start, length, span)
     for row in long_rows.tolist():
         piece = data[start[row] : start[row] + int(offsets[row + 1] - offsets[row])]
         digest = hashlib.blake2b(piece.tobytes(), digest_size=8)
-        h[row] = np.frombuffer(digest.digest(), dtype="<u8")[0]
-    return h
+        out[row] = np.frombuffer(digest.digest(), dtype="<u8")[0]
 
 
-def _native_hashes(chunk: pa.Array, n: int, offsets: np.ndarray, lo: int) -> np.ndarray | None:
-    """`_hash_words`' hashes of a chunk's strings by the native kernel (long ids too: the caller
-    re-hashes those), or None where it was not built or the chunk is not plain ``string`` (the
-    kernel reads int32 offsets into one data buffer)."""
+def _native_hashes(chunk: pa.Array, offsets: np.ndarray, out: np.ndarray) -> int | None:
+    """`_hash_words`' hashes of a plain ``string`` chunk's strings written into ``out`` by the
+    native kernel: the number of ids past `_LONG` bytes, which the caller re-hashes; None (nothing
+    written) where the kernel was not built."""
     lib = native.library()
-    if lib is None or n == 0 or chunk.type != pa.string():
+    if lib is None or len(chunk) == 0 or not out.flags.c_contiguous:
         return None
-    out = np.empty(n, dtype=np.uint64)
     data = chunk.buffers()[2]
     address = data.address if data is not None else 0  # no data buffer: every string is empty
     offsets = np.ascontiguousarray(offsets)
-    if lib.rg_string_hashes(n, offsets.ctypes.data, address, out.ctypes.data) != 0:
-        return None
-    return out
+    found = int(lib.rg_string_hashes(len(chunk), offsets.ctypes.data, address, out.ctypes.data))
+    return None if found < 0 else found
 
 
 def _hash_words(words: np.ndarray, start: np.ndarray, length: np.ndarray, span: int) -> np.ndarray:
