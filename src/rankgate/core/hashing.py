@@ -18,8 +18,9 @@ from rankgate.core.parallel import parallel_map
 def string_hashes(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
     """64-bit hashes of strings, used only to find candidates (always checked exactly).
 
-    Vectorized over the Arrow buffers: each string is read 8 bytes at a time, so short ids
-    (the common case) cost one gather and a few integer operations per row.
+    Each string is read 8 bytes at a time: by the native kernel (``rg_string_hashes``) where it
+    was built, else vectorized over the Arrow buffers (one gather and a few integer operations
+    per row for short ids). Both give the same hash.
     """
     chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
     out = np.empty(sum(len(c) for c in chunks), dtype=np.uint64)
