@@ -386,6 +386,21 @@ def test_a_large_run_reads_into_the_same_run_both_ways(native, tmp_path, monkeyp
         assert np.array_equal(fast.doc_hash_high, slow.doc_hash_high)
 
 
+def test_ids_past_1_kib_are_read_by_the_scanner(native, tmp_path, monkeypatch):
+    """The scanner no longer hashes ids, so a 5,000-byte doc id or query id is read here, not
+    left to the general path; the `Run` (hash words of ids past 1 KiB: BLAKE2b) is the same."""
+    path = tmp_path / "long.run"
+    long_doc, long_query = "d" * 5000, "q" * 2000
+    path.write_text(f"q1 Q0 {long_doc} 1 2.5 t\nq1 Q0 short 2 1.5 t\n{long_query} Q0 {long_doc} 1 0.5 t\n")
+    assert check_file(path, "run", monkeypatch)
+    fast = read_run(path)
+    with monkeypatch.context() as m:
+        m.setattr(native_kernels, "_lib", False)
+        slow = read_run(path)
+    assert fast.doc_ids.to_pylist() == slow.doc_ids.to_pylist()
+    assert np.array_equal(fast.doc_hash_high, slow.doc_hash_high)
+
+
 def test_errors_name_the_line_as_before(native, tmp_path):
     path = tmp_path / "bad.run"
     path.write_text("q1 Q0 d1 1 0.5 t\n\nq1 Q0 d2 2 x t\n")

@@ -7,7 +7,7 @@
  * are hashed slice by slice where they are used, by rg_string_hashes.)
  * It takes only text it reads exactly as the Arrow path (rankgate.io.trec) does; anything
  * else (a byte outside printable ASCII, a lone carriage return, a malformed number, a short
- * line, a very long id, ...) stops it with a reason code, and the caller reads the file the
+ * line, ...) stops it with a reason code, and the caller reads the file the
  * general way, which also names the bad line. So a number from here is never different.
  *
  * rg_join: which run rows are judged (rankgate.evaluation.join), query by query: each query's
@@ -27,7 +27,7 @@
 #define RG_BYTE 1        /* a byte outside printable ASCII and the whitespace trec_eval skips */
 #define RG_FIELDS 2      /* too few fields (run), or not exactly four (qrels) */
 #define RG_NUMBER 3      /* a score or grade not read here (inf, nan, hex, too large, ...) */
-#define RG_LONG_ID 4     /* an id longer than LONG_ID bytes (the general path reads it) */
+#define RG_LONG_ID 4     /* an id longer than LONG_ID bytes, when hashing (the general path reads it) */
 #define RG_CAPACITY 5    /* an output array is full (the caller sized it wrong) */
 #define RG_LONE_CR 6     /* a carriage return not followed by a line feed (old Mac line end) */
 #define RG_COMMENT 7     /* a qrels line whose first non-blank character is '#' after blanks */
@@ -515,7 +515,7 @@ int rg_scan(const uint8_t *buf, int64_t n, int kind, int64_t max_rows, double *v
             goto stop;
         }
         int64_t qid_length = length[0], doc_length = length[1];
-        if (qid_length > LONG_ID || doc_length > LONG_ID) {
+        if (hashes && (qid_length > LONG_ID || doc_length > LONG_ID)) { /* hashed another way (BLAKE2b) */
             status = RG_LONG_ID;
             goto stop;
         }
