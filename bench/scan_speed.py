@@ -30,22 +30,32 @@ from rankgate.io import native_scan
 
 
 def load(path: str) -> tuple[ctypes.CDLL, np.ndarray | None]:
-    """The library, and the doc-id hash array it writes: builds before version 13 hash every doc id
-    (they need the array); later ones are passed none, as rankgate passes none."""
+    """The library, and the doc-id hash array its ``rg_scan`` takes after the values (``None``:
+    no such argument, from version 14). Builds before 13 hash every doc id into it; 13 is
+    passed NULL, as rankgate passed it; from 14 the scanner does not hash."""
     lib = ctypes.CDLL(os.path.abspath(path))
-    lib.rg_scan.restype = ctypes.c_int
-    lib.rg_scan.argtypes = native.SIGNATURES["rg_scan"]  # as rankgate declares it
     lib.rg_scan_version.restype = ctypes.c_int
-    return lib, None if lib.rg_scan_version() >= 13 else np.empty(1, dtype=np.uint64)
+    version = lib.rg_scan_version()
+    argtypes = list(native.SIGNATURES["rg_scan"])  # as rankgate declares it
+    if version < 14:
+        argtypes.insert(5, ctypes.c_void_p)
+    lib.rg_scan.restype = ctypes.c_int
+    lib.rg_scan.argtypes = argtypes
+    return lib, None if version >= 14 else np.empty(0 if version == 13 else 1, dtype=np.uint64)
 
 
 def scan(lib: ctypes.CDLL, hashes: np.ndarray | None, slot: native_scan._Slot, data: np.ndarray, size: int) -> None:
     """One call of ``rg_scan`` over ``size`` bytes into ``slot``'s arrays."""
     rows = len(slot.values)
-    if hashes is not None and len(hashes) < rows:
+    if hashes is not None and 0 < len(hashes) < rows:
         hashes.resize(rows, refcheck=False)
-    outputs = (slot.values, hashes, slot.doc_offsets, slot.doc_bytes, slot.query_codes, slot.query_offsets)
-    addresses = [None if a is None else a.ctypes.data for a in outputs]
+    values = [slot.values.ctypes.data]
+    if hashes is not None:  # a build before 14: its hash array, or NULL (13)
+        values.append(hashes.ctypes.data if len(hashes) else None)
+    addresses = [
+        *values,
+        *(a.ctypes.data for a in (slot.doc_offsets, slot.doc_bytes, slot.query_codes, slot.query_offsets)),
+    ]
     kind = native_scan._KIND[slot.kind]
     status = lib.rg_scan(
         data.ctypes.data, size, kind, rows, *addresses, *(slot.query_bytes.ctypes.data, slot.counts.ctypes.data)

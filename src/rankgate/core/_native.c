@@ -3,8 +3,8 @@
  *
  * rg_scan: a one-pass reader of TREC run and qrels text (rankgate.io.native_scan). It reads only
  * the fields rankgate keeps (query id, doc id, score or grade) and never builds the fields
- * trec_eval ignores. (It can hash each doc id as it reads; rankgate no longer asks it to: the ids
- * are hashed slice by slice where they are used, by rg_string_hashes.)
+ * trec_eval ignores. It does not hash the doc ids: they are hashed slice by slice where they are
+ * used, by rg_string_hashes.
  * It takes only text it reads exactly as the Arrow path (rankgate.io.trec) does; anything
  * else (a byte outside printable ASCII, a lone carriage return, a malformed number, a short
  * line, ...) stops it with a reason code, and the caller reads the file the
@@ -27,7 +27,7 @@
 #define RG_BYTE 1        /* a byte outside printable ASCII and the whitespace trec_eval skips */
 #define RG_FIELDS 2      /* too few fields (run), or not exactly four (qrels) */
 #define RG_NUMBER 3      /* a score or grade not read here (inf, nan, hex, too large, ...) */
-#define RG_LONG_ID 4     /* an id longer than LONG_ID bytes, when hashing (the general path reads it) */
+/* 4, an id longer than LONG_ID bytes, is no longer returned: the scanner stopped hashing in version 13 */
 #define RG_CAPACITY 5    /* an output array is full (the caller sized it wrong) */
 #define RG_LONE_CR 6     /* a carriage return not followed by a line feed (old Mac line end) */
 #define RG_COMMENT 7     /* a qrels line whose first non-blank character is '#' after blanks */
@@ -39,7 +39,7 @@
 static const uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL;
 static const uint64_t MIX = 0xFF51AFD7ED558CCDULL;
 
-int rg_scan_version(void) { return 13; }
+int rg_scan_version(void) { return 14; }
 
 
 /* Whitespace inside a line, as trec_eval's isspace less the line ends. */
@@ -403,7 +403,6 @@ static int64_t queries_code(Queries *q, const uint8_t *p, int64_t n) {
  *
  * Out, for rows r < counts[0] (at most max_rows):
  *   values[r]                 score or grade
- *   hashes[r]                 word_hash of the doc id (unless hashes is NULL)
  *   doc_offsets[r], [r + 1]   the doc id's bytes in doc_bytes (room for n + 8 bytes)
  *   query_codes[r]            the query id's code: its place in this window's query ids
  * and for codes c < counts[1]:
@@ -411,9 +410,8 @@ static int64_t queries_code(Queries *q, const uint8_t *p, int64_t n) {
  * counts: [rows, query ids, doc bytes, query id bytes, lines, where it stopped, lines read whole
  * (by run_line: what the tests look at to see that path taken)].
  */
-int rg_scan(const uint8_t *buf, int64_t n, int kind, int64_t max_rows, double *values, uint64_t *hashes,
-            int32_t *doc_offsets, uint8_t *doc_bytes, int32_t *query_codes, int32_t *query_offsets,
-            uint8_t *query_bytes, int64_t *counts) {
+int rg_scan(const uint8_t *buf, int64_t n, int kind, int64_t max_rows, double *values, int32_t *doc_offsets,
+            uint8_t *doc_bytes, int32_t *query_codes, int32_t *query_offsets, uint8_t *query_bytes, int64_t *counts) {
     {
         const uint16_t probe = 1;
         uint8_t first;
@@ -515,10 +513,6 @@ int rg_scan(const uint8_t *buf, int64_t n, int kind, int64_t max_rows, double *v
             goto stop;
         }
         int64_t qid_length = length[0], doc_length = length[1];
-        if (hashes && (qid_length > LONG_ID || doc_length > LONG_ID)) { /* hashed another way (BLAKE2b) */
-            status = RG_LONG_ID;
-            goto stop;
-        }
         double value;
         int read = kind == 0 ? read_score(buf + start[2], length[2], &value) : read_grade(buf + start[2], length[2], &value);
         if (read != RG_OK) {
@@ -537,7 +531,6 @@ int rg_scan(const uint8_t *buf, int64_t n, int kind, int64_t max_rows, double *v
             last_qid_len = qid_length;
         }
         query_codes[rows] = (int32_t)code;
-        if (hashes) hashes[rows] = word_hash_padded(doc, doc_length);
         copy_padded(doc_bytes + doc_len, doc, doc_length);
         doc_len += doc_length;
         rows++;

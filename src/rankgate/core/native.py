@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-VERSION = 13  # rg_scan_version() of the C source this package calls
+VERSION = 14  # rg_scan_version() of the C source this package calls
 LIBRARY = Path(__file__).with_name("_native.so")
 
 _lib: Any = None
@@ -27,8 +27,8 @@ _P = ctypes.c_void_p
 _I64 = ctypes.c_int64
 # Each kernel's argument types; a library without one of them is taken as not built.
 SIGNATURES: dict[str, list[Any]] = {
-    # rg_scan(text, size, kind, max_rows, then eight output arrays)
-    "rg_scan": [_P, _I64, ctypes.c_int, _I64, *[_P] * 8],
+    # rg_scan(text, size, kind, max_rows, then seven output arrays)
+    "rg_scan": [_P, _I64, ctypes.c_int, _I64, *[_P] * 7],
     # rg_join(first, last, run offsets, judged query, qrels offsets, run high, qrels high,
     #         run strings (chunks, starts, offsets, data), qrels strings (same), capacity, out run, out qrels, counts)
     "rg_join": [_I64, _I64, *[_P] * 5, _I64, *[_P] * 3, _I64, *[_P] * 3, _I64, *[_P] * 3],

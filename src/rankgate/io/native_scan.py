@@ -92,11 +92,21 @@ class _Slot:
     def scan(self, lib: Any, address: int, size: int) -> _Window:
         """The rows of the ``size`` bytes at ``address``: whole lines, the last ending in a line feed,
         with `_PAD` readable bytes after them."""
-        no_hashes = None  # the doc ids are hashed where they are used (the module's docstring)
-        rows = (len(self.values), self.values.ctypes.data, no_hashes)
-        outputs = (self.doc_offsets, self.doc_bytes, self.query_codes, self.query_offsets, self.query_bytes)
+        outputs = (
+            self.values,
+            self.doc_offsets,
+            self.doc_bytes,
+            self.query_codes,
+            self.query_offsets,
+            self.query_bytes,
+        )
         status = lib.rg_scan(
-            address, size, _KIND[self.kind], *rows, *(a.ctypes.data for a in outputs), self.counts.ctypes.data
+            address,
+            size,
+            _KIND[self.kind],
+            len(self.values),
+            *(a.ctypes.data for a in outputs),
+            self.counts.ctypes.data,
         )
         if status != 0:
             raise _GiveUp
