@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "rankgate"
 # Low to high, as in docs/architecture.md. Names are the first component under `rankgate`
 # ("<root>" is rankgate/__init__.py, the public facade).
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "_version", "extras"),
+    ("errors", "_version", "extras", "cpus"),
     ("core",),
     ("io", "data"),
     ("measures",),

@@ -53,12 +53,12 @@ True
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
+from rankgate.cpus import worker_threads
 from rankgate.stats._common import (
     STREAM_BOOTSTRAP,
     FloatArray,
@@ -82,8 +82,9 @@ LARGE_N = 1 << 16
 BLOCK_BITS = 13
 ROUND_RESAMPLES = 4096
 CHUNK_RESAMPLES = 16
-# Threads that resample blocks at once; the numbers do not depend on it.
-THREADS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+# Threads that resample blocks at once (rankgate's one rule: the CPUs this process may use, or
+# RANKGATE_THREADS); the numbers do not depend on it.
+THREADS = worker_threads()
 
 
 def bootstrap_ci(
