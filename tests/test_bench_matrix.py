@@ -175,3 +175,26 @@ def test_the_machine_line_says_what_new_memory_costs_here():
     found = re.search(r"new memory ([0-9.]+) ms/MB, memory just freed ([0-9.]+) ms/MB", line)
     assert found is not None, line
     assert all(float(x) > 0 for x in found.groups())
+
+
+def test_threads_busy_takes_turns_and_summarizes_medians_and_losses() -> None:
+    import threads_busy
+
+    assert [threads_busy.turn_order([1, 2], i) for i in range(4)] == [[1, 2], [2, 1], [1, 2], [2, 1]]
+    walls = {
+        "threads=1": {"quiet": [1.5, 1.2, 1.4], "busy": [1.5, 1.6, 1.4]},
+        "threads=2": {"quiet": [1.0, 1.1, 0.9], "busy": [1.4, 1.3, 1.2]},
+        "pytrec_eval": {"quiet": [10.0, 11.0], "busy": [11.0, 11.0]},
+    }
+    summary = threads_busy.summarize(walls)
+    assert summary["threads=1"]["quiet"] == {"min": 1.2, "median": 1.4, "max": 1.5}
+    assert summary["threads=2"]["loss"] == pytest.approx(1.3 / 1.0)
+    assert summary["pytrec_eval"]["loss"] == pytest.approx(11.0 / 10.5)
+    # the peer is never "quickest": only rankgate's thread counts compete
+    assert threads_busy.quickest(summary, "quiet") == "threads=2"
+    assert threads_busy.quickest(summary, "busy") == "threads=2"
+    quiet_only = threads_busy.summarize({"threads=1": {"quiet": [1.0], "busy": []}})
+    assert "loss" not in quiet_only["threads=1"] and threads_busy.quickest(quiet_only, "busy") is None
+    table = threads_busy.report("base", summary, 1)
+    assert table[2].startswith("| threads=1 | 1.20-1.50 (1.40) | 1.40-1.60 (1.50) | 1.07x |")
+    assert table[-1] == "quickest: quiet threads=2, beside the hog(s) threads=2"
