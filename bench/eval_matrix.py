@@ -27,7 +27,10 @@ from shapes import SHAPES, ensure_shape
 # msmarco provider (doc id ascending). Their differences there are listed, not failures; every
 # other number must agree to --tol.
 OTHER_TIE_RULES = {"ranx": {"P@10", "R@100", "nDCG@10", "RR@10", "AP"}, "ir_measures": {"RR@10"}}
-HOG = "import os\nwhile True:\n    os.getpid()\n"
+# The CPU hogs of --busy: "syscalls" (the default) enters the kernel all the time, as a neighbour
+# that reads, writes and allocates does; "compute" never leaves Python's loop. On the project's
+# 2-core VM they ranked rankgate's thread counts differently (docs/performance.md, "Eighth round").
+HOGS = {"syscalls": "import os\nwhile True:\n    os.getpid()\n", "compute": "while True:\n    pass\n"}
 
 
 # Milliseconds per MB a fresh process spends writing 256 MB of new memory, then as much again
@@ -67,8 +70,8 @@ def machine_state(busy: int) -> str:
     )
 
 
-def start_hogs(n: int) -> list[subprocess.Popen[bytes]]:
-    return [subprocess.Popen([sys.executable, "-c", HOG], stdin=subprocess.DEVNULL) for _ in range(n)]
+def start_hogs(n: int, kind: str = "syscalls") -> list[subprocess.Popen[bytes]]:
+    return [subprocess.Popen([sys.executable, "-c", HOGS[kind]], stdin=subprocess.DEVNULL) for _ in range(n)]
 
 
 def stop_hogs(hogs: list[subprocess.Popen[bytes]]) -> None:

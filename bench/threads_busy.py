@@ -14,6 +14,7 @@ criterion.
 
     python bench/threads_busy.py --shapes base,shuffled,beir --threads 1,2 --busy 1 --repeat 4
     python bench/threads_busy.py --shapes base --threads 1,2,4 --busy 1 --repeat 6 --peer none
+    python bench/threads_busy.py --shapes base --busy 1 --repeat 8 --peer none --hog compute
 
 The children are the ones `eval_speed.py` times (same wrapper, same command, bytecode cache on).
 The shapes are bench/shapes.py's, written into ``--workdir`` when missing. Nothing here asserts a
@@ -31,7 +32,7 @@ from typing import Any
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, BENCH_DIR)
-from eval_matrix import machine_state, start_hogs, stop_hogs  # noqa: E402
+from eval_matrix import HOGS, machine_state, start_hogs, stop_hogs  # noqa: E402
 from shapes import SHAPES, ensure_shape  # noqa: E402
 
 
@@ -89,7 +90,7 @@ def measure_shape(es: Any, meta: dict, args: Any) -> dict[str, dict[str, list[fl
     conditions = [("quiet", 0)] + ([("busy", args.busy)] if args.busy else [])
     for i in range(args.repeat):
         for condition, hogs_wanted in conditions if i % 2 == 0 else conditions[::-1]:
-            hogs = start_hogs(hogs_wanted)
+            hogs = start_hogs(hogs_wanted, args.hog)
             try:
                 for c in turn_order(counts, i):
                     wall = _timed(es, "rankgate", meta, args, f"threads{c}_{condition}_{i}", c)
@@ -133,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--busy", type=int, default=1, help="CPU hogs beside the tools in the busy condition (0: quiet only)"
     )
+    ap.add_argument("--hog", choices=sorted(HOGS), default="syscalls", help="kind of CPU hog (eval_matrix.HOGS)")
     ap.add_argument("--repeat", type=int, default=4, help="rounds per condition")
     ap.add_argument(
         "--peer", default="pytrec_eval", help="peer timed in the same rounds (pytrec_eval, ranx, ir_measures, none)"
