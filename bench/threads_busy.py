@@ -3,14 +3,13 @@
 
 Issue 24, item 4: rankgate should lose no more than pytrec_eval does when another process takes
 a core, and its thread count should be chosen by measuring that. A best-of-3 matrix run
-(``eval_speed.py --matrix --busy 1``) is too noisy to choose by: one unlucky run decides a
-cell. Here everything is timed in turns. Each round times a shape quiet, and beside ``--busy N``
-hogs (the two conditions alternate which goes first). Within a condition, rankgate runs once per
+(``eval_speed.py --matrix --busy 1``) is too noisy to choose by: one unlucky run decides a cell.
+Here everything is timed in turns. Each round times a shape quiet, and beside ``--busy N`` hogs
+(the two conditions alternate which goes first). Within a condition, rankgate runs once per
 thread count (``RANKGATE_THREADS``), in ABBA order, and then the peer once (pytrec_eval by
-default). The table gives each thread
-count's range and median wall time, and the quickest count. It also gives how much each one
-loses beside the hogs (busy median over quiet median), beside the peer's loss: item 4's
-criterion.
+default). The table gives each thread count's range and median wall time, and the quickest
+count. It also gives how much each one loses beside the hogs (busy median over quiet median),
+beside the peer's loss: item 4's criterion.
 
     python bench/threads_busy.py --shapes base,shuffled,beir --threads 1,2 --busy 1 --repeat 4
     python bench/threads_busy.py --shapes base --threads 1,2,4 --busy 1 --repeat 6 --peer none
