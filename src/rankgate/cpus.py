@@ -18,10 +18,10 @@ def worker_threads() -> int:
     """``RANKGATE_THREADS`` if set (a whole number >= 1), else the CPUs this process may use (its
     CPU affinity, and a container's CPU quota), at least 1 and at most `MAX_THREADS`.
 
-    Other processes' load is not counted: beside a CPU hog on a 2-core machine two threads were
-    quicker than one on every shape measured, as the scheduler shares the cores by thread
-    (docs/performance.md, "Seventh round"). A quota below the visible CPUs is honoured, because
-    threads past it are throttled, not run.
+    Other processes' load is not counted: on a 2-core machine two threads were 18-31% quicker than
+    one when quiet, and within 15% of one beside a CPU hog, either way depending on the hog
+    (docs/performance.md, "Seventh round" and "Eighth round"). A quota below the visible CPUs is
+    honoured, because threads past it are throttled, not run.
     """
     wanted = os.environ.get(THREADS_VARIABLE, "").strip()
     if wanted.isdigit() and int(wanted) >= 1:
