@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 import rankgate
+from rankgate.core.qrels import Qrels
 from rankgate.cli import main
 from rankgate.errors import InputError
 from tests.cli_support import invoke
@@ -659,6 +662,42 @@ def test_messages_show_plain_numbers(tmp_path, qrels, run, shown):
     else:
         assert "'q1'" in message
         assert "'d1'" in message
+
+
+@pytest.mark.parametrize(
+    ("grades", "expected"),
+    [
+        ([3.0, -0.0, -2.0, 2.0**53, -(2.0**53)], [3, 0, -2, 2**53, -(2**53)]),
+        ([1.0, 2.5], "row 2: grade must be a whole number (got 2.5)"),
+        ([1.0, float("nan")], "row 2: grade must be a whole number (got nan)"),
+        ([float("inf"), 1.0], "row 1: grade must be a whole number (got inf)"),
+        ([1.0, float("-inf")], "row 2: grade must be a whole number (got -inf)"),
+        ([1.0, 2.0**53 + 2], "row 2: grade 9007199254740994.0 is out of range"),
+        ([-(2.0**53) - 2, 1.0], "row 1: grade -9007199254740994.0 is out of range"),
+        ([1.0, 1e30], "row 2: grade 1e+30 is out of range"),
+        ([1.0, 2.0**63], "row 2: grade 9.223372036854776e+18 is out of range"),
+    ],
+    ids=["whole", "half", "nan", "inf", "minus-inf", "above-2^53", "below-minus-2^53", "1e30", "2^63"],
+)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_float_grades_are_whole_numbers_in_range(grades, expected, dtype):
+    """Grades parsed as floats (as a TREC qrels file's are) take a one-pass check; every value it
+    does not pass goes to the full check, which names the row (and float32 grades the same)."""
+    values = np.array(grades, dtype=dtype)
+    if dtype == np.float32 and float(np.abs(values).max()) == 2.0**53:
+        pytest.skip("2^53 + 2 is 2^53 in float32: in range")
+    docs = [f"d{i}" for i in range(len(grades))]
+    if isinstance(expected, list):
+        q = Qrels(["q1"] * len(grades), docs, values)
+        assert q.grades.dtype == np.int64
+        assert q.grades.tolist() == np.array(grades, dtype=dtype).astype(np.int64).tolist()
+        if dtype == np.float64:
+            assert q.grades.tolist() == expected
+        return
+    if dtype == np.float32 and "out of range" in expected:  # float32 spells the value otherwise
+        expected = expected.split(": grade")[0] + ": grade"
+    with pytest.raises(InputError, match=re.escape(expected)):
+        Qrels(["q1"] * len(grades), docs, values)
 
 
 # --------------------------------------------------------------------------------------

@@ -39,7 +39,7 @@
 static const uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL;
 static const uint64_t MIX = 0xFF51AFD7ED558CCDULL;
 
-int rg_scan_version(void) { return 14; }
+int rg_scan_version(void) { return 15; }
 
 
 /* Whitespace inside a line, as trec_eval's isspace less the line ends. */
@@ -799,15 +799,17 @@ int rg_tie_moves(int64_t lo, int64_t hi, const int32_t *codes, const double *sco
 
 /* rg_tie_ranks: where trec_eval's order puts a few rows, without ordering every tie group (an
  * evaluation asks only for the judged rows; with integer scores nearly every row is tied).
- * rows[lo, hi): ascending rows of a run of n rows sorted by (query code, score descending), doc
- * ids in `docs`; out[i] = the row at which the order puts rows[i]: its group's first row plus the
- * rows of its group whose doc id comes before its own. A group asked for more than SORT_ABOVE times
- * is sorted instead of counted (counting costs the group's size per row asked). Returns RG_OK or
+ * rows[lo, hi): ascending rows (int32) of a run of n rows sorted by (query code, score
+ * descending), doc ids in `docs`, query q's rows from offsets[q]; out[i] = the 0-based rank
+ * within its query at which the order puts rows[i]: its group's first row, plus the rows of its
+ * group whose doc id comes before its own, less offsets[q] (done here, so that the caller needs
+ * no full-size temporaries for it). A group asked for more than SORT_ABOVE times is sorted
+ * instead of counted (counting costs the group's size per row asked). Returns RG_OK or
  * RG_CAPACITY (out of memory). */
 #define SORT_ABOVE 16
 
-int rg_tie_ranks(int64_t lo, int64_t hi, const int64_t *rows, int64_t n, const int32_t *codes, const double *scores,
-                 int64_t doc_chunks, const int64_t *doc_starts, const int32_t *const *doc_offsets,
+int rg_tie_ranks(int64_t lo, int64_t hi, const int32_t *rows, int64_t n, const int32_t *codes, const double *scores,
+                 const int64_t *offsets, int64_t doc_chunks, const int64_t *doc_starts, const int32_t *const *doc_offsets,
                  const uint8_t *const *doc_data, int64_t *out) {
     const Strings docs = {doc_chunks, doc_starts, doc_offsets, doc_data};
     Key *keys = NULL, *spare = NULL;
@@ -818,6 +820,7 @@ int rg_tie_ranks(int64_t lo, int64_t hi, const int64_t *rows, int64_t n, const i
         int64_t g0 = r, g1 = r + 1;
         while (g0 > 0 && codes[g0 - 1] == codes[r] && scores[g0 - 1] == scores[r]) g0--;
         while (g1 < n && codes[g1] == codes[r] && scores[g1] == scores[r]) g1++;
+        const int64_t first = offsets[codes[r]]; /* the query's first row: ranks are within it */
         for (j = i + 1; j < hi && rows[j] < g1; j++) {
         }
         const int64_t size = g1 - g0;
@@ -831,7 +834,7 @@ int rg_tie_ranks(int64_t lo, int64_t hi, const int64_t *rows, int64_t n, const i
                     other.bytes = string_at(&docs, x, &other.length);
                     place += before(&other, &own);
                 }
-                out[k] = place;
+                out[k] = place - first;
             }
             continue;
         }
@@ -841,7 +844,7 @@ int rg_tie_ranks(int64_t lo, int64_t hi, const int64_t *rows, int64_t n, const i
         }
         int32_t *place = (int32_t *)spare; /* spare is free again: each row's place, by row */
         for (int64_t p = 0; p < size; p++) place[keys[p].row] = (int32_t)p;
-        for (int64_t k = i; k < j; k++) out[k] = g0 + place[rows[k] - g0];
+        for (int64_t k = i; k < j; k++) out[k] = g0 + place[rows[k] - g0] - first;
     }
     free(keys);
     free(spare);

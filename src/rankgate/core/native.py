@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-VERSION = 14  # rg_scan_version() of the C source this package calls
+VERSION = 15  # rg_scan_version() of the C source this package calls
 LIBRARY = Path(__file__).with_name("_native.so")
 
 _lib: Any = None
@@ -38,8 +38,9 @@ SIGNATURES: dict[str, list[Any]] = {
     "rg_doc_scan": [_I64, *[_P] * 8],
     # rg_tie_moves(lo, hi, codes, scores, doc strings (chunks, starts, offsets, data), out rows, out within, counts)
     "rg_tie_moves": [_I64, _I64, _P, _P, _I64, *[_P] * 3, *[_P] * 3],
-    # rg_tie_ranks(lo, hi, rows, rows in the run, codes, scores, doc strings (chunks, starts, offsets, data), out)
-    "rg_tie_ranks": [_I64, _I64, _P, _I64, _P, _P, _I64, *[_P] * 3, _P],
+    # rg_tie_ranks(lo, hi, rows (int32), rows in the run, codes, scores, query offsets, doc strings (chunks, starts,
+    #              offsets, data), out ranks within the query)
+    "rg_tie_ranks": [_I64, _I64, _P, _I64, _P, _P, _P, _I64, *[_P] * 3, _P],
     # rg_sort_groups_descending(groups, offsets, values in place)
     "rg_sort_groups_descending": [_I64, _P, _P],
     # rg_take_string_lengths(lo, hi, rows, strings (chunks, starts, offsets, data), out offsets, totals)

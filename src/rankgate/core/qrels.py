@@ -167,10 +167,18 @@ def _integer_grades(raw: np.ndarray, locate: RowLocator) -> np.ndarray:
     """Grades as int64; a value that is not a whole number in range is an error naming its row."""
     if raw.dtype.kind == "b":
         return raw.astype(np.int64)
-    if raw.dtype.kind in "iu":
-        values = raw.astype(np.float64)
-    elif raw.dtype.kind == "f":
+    if raw.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):  # NaN and inf cast to some integer; the check below sees them
+            whole = raw.astype(np.int64)
+        # Each value cast and compared back: one temporary as large as the grades, not five (the
+        # usual case, TREC grades parsed as floats); on any doubt the checks below name the row.
+        if len(whole) == 0 or (
+            whole.min() >= -MAX_ABS_GRADE and whole.max() <= MAX_ABS_GRADE and bool((whole == raw).all())
+        ):
+            return whole
         values = raw
+    elif raw.dtype.kind in "iu":
+        values = raw.astype(np.float64)
     else:
         values = np.empty(len(raw), dtype=np.float64)
         for i, value in enumerate(raw.tolist()):

@@ -262,11 +262,11 @@ class Run:
         rule's moves are already known, only the groups of these rows are looked at (an
         evaluation asks for the judged rows: with integer scores nearly every row is tied).
         """
-        position = np.asarray(rows, dtype=np.int64)
         if ties not in self._tie_moves and ties != "input" and not self.ranked and self.num_rows > 1:
-            found = tie_ranks(self.query_codes, self.scores, self.doc_ids, position)
+            found = tie_ranks(self.query_codes, self.scores, self.offsets, self.doc_ids, rows)
             if found is not None:
-                return found - self.offsets[codes]
+                return found
+        position = np.asarray(rows, dtype=np.int64)
         moved, within = self._moves(ties)
         if len(moved) and len(position):
             in_group = np.zeros(self.num_rows, dtype=bool)  # one gather per row, a search only for moved ones

@@ -229,25 +229,30 @@ def _native_tie_moves(
     return np.concatenate([p[0] for p in done] or none), np.concatenate([p[1] for p in done] or none)
 
 
-def tie_ranks(codes: np.ndarray, scores: np.ndarray, docs: pa.ChunkedArray, rows: np.ndarray) -> np.ndarray | None:
-    """Where trec_eval's tie rule puts each of ``rows`` (of a run sorted by (query, score desc)): the
-    row it lands at, as `tie_group_moves` would move it, but found for these rows alone (each
-    counts the rows of its tie group whose doc id comes first; a group asked for many times is
-    sorted), on a few threads. None where the kernel does not apply (as `_native_tie_moves`)."""
+def tie_ranks(
+    codes: np.ndarray, scores: np.ndarray, offsets: np.ndarray, docs: pa.ChunkedArray, rows: np.ndarray
+) -> np.ndarray | None:
+    """Where trec_eval's tie rule puts each of ``rows`` (of a run sorted by (query, score desc), query
+    q's rows from ``offsets[q]``): its 0-based rank within its query (int64), as `tie_group_moves`
+    would move it, but found for these rows alone (each counts the rows of its tie group whose doc
+    id comes first; a group asked for many times is sorted), on a few threads. None where the
+    kernel does not apply (as `_native_tie_moves`)."""
     lib = native.library()
     n = len(codes)
     strings = native.string_chunks(docs) if lib is not None and n < 2**31 else None
     if lib is None or strings is None:
         return None
-    wanted = np.asarray(rows, dtype=np.int64)
+    wanted = np.asarray(rows)
     if len(wanted) and (wanted.min() < 0 or wanted.max() >= n):
         raise IndexError(f"a row outside a run of {n} rows")
+    wanted = wanted.astype(np.int32, copy=False)  # the join's rows are int32 already: no copy
     order = None if len(wanted) < 2 or bool((wanted[1:] >= wanted[:-1]).all()) else np.argsort(wanted, kind="stable")
     ascending = np.ascontiguousarray(wanted if order is None else wanted[order])
     codes = np.ascontiguousarray(codes, dtype=np.int32)
     scores = np.ascontiguousarray(scores, dtype=np.float64)
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
     out = np.empty(len(ascending), dtype=np.int64)
-    run = (n, codes.ctypes.data, scores.ctypes.data, *strings.arguments(), out.ctypes.data)
+    run = (n, codes.ctypes.data, scores.ctypes.data, offsets.ctypes.data, *strings.arguments(), out.ctypes.data)
     parts = _query_parts(codes[ascending], WORKERS)
     if any(parallel_map(lambda part: lib.rg_tie_ranks(*part, ascending.ctypes.data, *run), parts)):
         return None

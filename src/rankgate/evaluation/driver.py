@@ -150,7 +150,8 @@ class _QueryPlan:
 def _plan_queries(q: Qrels, r: Run, *, queries: str, empty: str, rel: int) -> _QueryPlan:
     run_of_qrels = index_in(q.query_ids, r.query_ids)
     qrels_of_run = index_in(r.query_ids, q.query_ids)
-    has_rel = np.bincount(q.query_codes, weights=(q.grades >= rel), minlength=q.num_queries) > 0
+    has_rel = np.zeros(q.num_queries, dtype=bool)
+    has_rel[q.query_codes[q.grades >= rel]] = True  # no float weights: a 28 MB temporary fewer on BEIR-like qrels
     candidates = np.arange(q.num_queries) if queries == "qrels" else np.flatnonzero(run_of_qrels >= 0)
     no_rel = candidates[~has_rel[candidates]]
     chosen = candidates if empty == "zero" else candidates[has_rel[candidates]]
@@ -174,11 +175,14 @@ def _plan_queries(q: Qrels, r: Run, *, queries: str, empty: str, rel: int) -> _Q
 
 @dataclass
 class _Judged:
-    """The judged run rows of the evaluated queries, by (evaluated query, rank)."""
+    """The judged run rows of the evaluated queries, by (evaluated query, rank).
 
-    query: np.ndarray  # int64 index into the plan's evaluated queries, ascending
+    Held narrow, and grades looked up block by block: on BEIR-like data these are millions of
+    rows, and each full-size int64 column is new memory to fault in (blocks reuse theirs)."""
+
+    query: np.ndarray  # int32 index into the plan's evaluated queries, ascending
     rank: np.ndarray  # int64 0-based rank in evaluation order
-    grade: np.ndarray  # int64
+    qrel_row: np.ndarray  # the row's judgment: its row in the qrels (int32 or int64, as `join` gives it)
     tie_first: np.ndarray | None = None  # 0-based rank of the first row of the row's group of equal scores
     tie_size: np.ndarray | None = None  # rows in that group
 
@@ -209,14 +213,14 @@ def _ordered(query: np.ndarray, rank: np.ndarray) -> bool:
     """Whether rows are already by (query, rank): queries ascending, ranks ascending within each."""
     if len(query) < 2:
         return True
-    step = np.diff(query)
-    return bool((step >= 0).all() and ((step > 0) | (rank[1:] > rank[:-1])).all())
+    before, after = query[:-1], query[1:]  # compared in place: no full-size difference array
+    return bool((after >= before).all() and ((after > before) | (rank[1:] > rank[:-1])).all())
 
 
 def _judged_rows(plan: _QueryPlan, q: Qrels, r: Run, ties: str, *, tie_groups: bool = False) -> _Judged:
     rows, qrel_rows = join(q, r, qrels_of_run=plan.qrels_of_run)
     codes = r.query_codes[rows]
-    evaluated = np.full(r.num_queries, -1, dtype=np.int64)
+    evaluated = np.full(r.num_queries, -1, dtype=np.int32 if len(plan.qrels_index) < 2**31 else np.int64)
     present = np.flatnonzero(plan.run_index >= 0)
     evaluated[plan.run_index[present]] = present
     query = evaluated[codes]
@@ -225,11 +229,11 @@ def _judged_rows(plan: _QueryPlan, q: Qrels, r: Run, ties: str, *, tie_groups: b
         rows, codes, query, qrel_rows = rows[keep], codes[keep], query[keep], qrel_rows[keep]
     rank = r.ranks(rows, codes, ties)
     if _ordered(query, rank):  # the usual case: run and qrels list their queries in the same (byte) order
-        out = _Judged(query=query, rank=rank, grade=q.grades[qrel_rows])
+        out = _Judged(query=query, rank=rank, qrel_row=qrel_rows)
         order: np.ndarray | slice = slice(None)
     else:  # ranks unique within a query: sort by (query, rank) as one key; nearly sorted, so a merge sort is quick
-        order = np.argsort(query * (int(rank.max()) + 1) + rank, kind="stable")
-        out = _Judged(query=query[order], rank=rank[order], grade=q.grades[qrel_rows[order]])
+        order = np.argsort(query.astype(np.int64) * (int(rank.max()) + 1) + rank, kind="stable")
+        out = _Judged(query=query[order], rank=rank[order], qrel_row=qrel_rows[order])
     if tie_groups:
         first, size = _tie_groups(r, rows[order], codes[order])
         out.tie_first, out.tie_size = first.astype(np.int64), size.astype(np.int64)
@@ -282,8 +286,8 @@ def _build_block(plan: _QueryPlan, q: Qrels, r: Run, judged: _Judged, lo: int, h
     qrows = _ranges(qrel_starts, qrel_counts)
     return RankedBlock(
         n_queries=n,
-        row_query=judged.query[a:b] - lo,
-        grade=judged.grade[a:b],
+        row_query=np.subtract(judged.query[a:b], lo, dtype=np.int64),
+        grade=q.grades[judged.qrel_row[a:b]],
         judged=np.ones(b - a, dtype=bool),
         qrel_query=np.repeat(np.arange(n, dtype=np.int64), qrel_counts),
         qrel_grade=q.grades[qrows],
