@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 import rankgate
-from rankgate.core.qrels import Qrels
 from rankgate.cli import main
+from rankgate.core.qrels import Qrels
 from rankgate.errors import InputError
 from tests.cli_support import invoke
 

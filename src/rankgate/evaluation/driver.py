@@ -148,10 +148,15 @@ class _QueryPlan:
 
 
 def _plan_queries(q: Qrels, r: Run, *, queries: str, empty: str, rel: int) -> _QueryPlan:
-    run_of_qrels = index_in(q.query_ids, r.query_ids)
-    qrels_of_run = index_in(r.query_ids, q.query_ids)
+    if q.query_ids.equals(r.query_ids):  # the usual case: the same queries (both in byte order)
+        run_of_qrels = qrels_of_run = np.arange(q.num_queries, dtype=np.int32)
+    else:
+        run_of_qrels = index_in(q.query_ids, r.query_ids)
+        qrels_of_run = index_in(r.query_ids, q.query_ids)
     has_rel = np.zeros(q.num_queries, dtype=bool)
-    has_rel[q.query_codes[q.grades >= rel]] = True  # no float weights: a 28 MB temporary fewer on BEIR-like qrels
+    judged = np.flatnonzero(np.diff(q.offsets))  # every query of a Qrels has rows; this is for safety
+    # One pass over the grades, grouped by query (q.offsets): no full-size temporary.
+    has_rel[judged] = np.maximum.reduceat(q.grades, q.offsets[judged]) >= rel if len(judged) else False
     candidates = np.arange(q.num_queries) if queries == "qrels" else np.flatnonzero(run_of_qrels >= 0)
     no_rel = candidates[~has_rel[candidates]]
     chosen = candidates if empty == "zero" else candidates[has_rel[candidates]]
@@ -283,14 +288,18 @@ def _build_block(plan: _QueryPlan, q: Qrels, r: Run, judged: _Judged, lo: int, h
     qi = plan.qrels_index[lo:hi]
     qrel_starts = q.offsets[qi]
     qrel_counts = q.offsets[qi + 1] - qrel_starts
-    qrows = _ranges(qrel_starts, qrel_counts)
+    if n and int(qi[-1]) - int(qi[0]) == n - 1:  # consecutive queries (the usual case): one slice of judgments
+        qrel_grade = q.grades[qrel_starts[0] : qrel_starts[-1] + qrel_counts[-1]]
+        qrel_grade.flags.writeable = False  # the qrels' own column: a kernel must not change it
+    else:
+        qrel_grade = np.take(q.grades, _ranges(qrel_starts, qrel_counts))
     return RankedBlock(
         n_queries=n,
         row_query=np.subtract(judged.query[a:b], lo, dtype=np.int64),
-        grade=q.grades[judged.qrel_row[a:b]],
+        grade=np.take(q.grades, judged.qrel_row[a:b]),
         judged=np.ones(b - a, dtype=bool),
         qrel_query=np.repeat(np.arange(n, dtype=np.int64), qrel_counts),
-        qrel_grade=q.grades[qrows],
+        qrel_grade=qrel_grade,
         max_grade=max_grade,
         rank=judged.rank[a:b],
         depth=run_counts.astype(np.int64),
