@@ -59,7 +59,7 @@ class Qrels:
         self.source = source
         interned = intern_query_ids(qcol, locate)
         check_ids(interned, dcol, locate)
-        codes = interned.codes.astype(np.int64)
+        codes = interned.codes  # int32 (int64 past 2**31 queries), as a Run's
         self.query_ids: pa.StringArray = interned.values
 
         def describe(later: int, first: int) -> InputError:

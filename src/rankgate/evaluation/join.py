@@ -217,7 +217,7 @@ def _join_exact(q: Qrels, r: Run, candidate: np.ndarray | None) -> tuple[np.ndar
     """`join` by interned ids: Arrow looks up the doc ids of ``candidate`` (None: all rows)."""
     docs = intern(q.doc_ids)
     n_docs = len(docs.values)
-    qrels_keys = q.query_codes * n_docs + docs.codes
+    qrels_keys = q.query_codes.astype(np.int64) * n_docs + docs.codes  # int32 codes would overflow
     key_order = np.argsort(qrels_keys)
     sorted_keys = qrels_keys[key_order]
     rows, run_doc = _doc_matches(r, candidate, docs.values)
