@@ -20,10 +20,14 @@ from rankgate.core.parallel import parallel_map
 
 
 def indices(values: np.ndarray) -> pa.Array:
-    """Row positions (a numpy int array) as an Arrow int64 array, for ``take``.
+    """Row positions (a numpy int array) as an Arrow int32 array when they are int32 (the query
+    codes: no widened copy), else int64, for ``take``.
 
     ``pa.array(numpy_array)`` imports pandas on first use; building from the buffer does not.
     """
+    if isinstance(values, np.ndarray) and values.dtype == np.int32:
+        data = np.ascontiguousarray(values)
+        return pa.Array.from_buffers(pa.int32(), len(data), [None, pa.py_buffer(data)])
     data = np.ascontiguousarray(values, dtype=np.int64)
     return pa.Array.from_buffers(pa.int64(), len(data), [None, pa.py_buffer(data)])
 

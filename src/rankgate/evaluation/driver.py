@@ -284,15 +284,16 @@ def _build_block(plan: _QueryPlan, q: Qrels, r: Run, judged: _Judged, lo: int, h
     """The sparse block of evaluated queries ``lo:hi``: their judged rows and their depths."""
     n = hi - lo
     _, run_counts = _run_spans(r, plan.run_index[lo:hi])
-    a, b = np.searchsorted(judged.query, [lo, hi])
+    # Bounds of the column's own dtype: int64 ones would make numpy copy the int32 column to int64, per block.
+    a, b = np.searchsorted(judged.query, np.array([lo, hi], dtype=judged.query.dtype))
     qi = plan.qrels_index[lo:hi]
     qrel_starts = q.offsets[qi]
     qrel_counts = q.offsets[qi + 1] - qrel_starts
     if n and int(qi[-1]) - int(qi[0]) == n - 1:  # consecutive queries (the usual case): one slice of judgments
         qrel_grade = q.grades[qrel_starts[0] : qrel_starts[-1] + qrel_counts[-1]]
-        qrel_grade.flags.writeable = False  # the qrels' own column: a kernel must not change it
     else:
         qrel_grade = np.take(q.grades, _ranges(qrel_starts, qrel_counts))
+    qrel_grade.flags.writeable = False  # may be the qrels' own column: read-only whichever it is
     return RankedBlock(
         n_queries=n,
         row_query=np.subtract(judged.query[a:b], lo, dtype=np.int64),

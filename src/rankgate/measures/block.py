@@ -36,6 +36,9 @@ class RankedBlock:
         depth: ranked rows of each query; default: the rows present (a dense block).
         tie_first, tie_size: the group of equal scores of each row, its first 0-based rank and
             its size; given only when a measure averages over ties (``nDCG(ties=average)``).
+
+    Kernels read the arrays and never write into them: ``qrel_grade`` may be a view of the
+    qrels' own column, and is handed out read-only.
     """
 
     def __init__(
