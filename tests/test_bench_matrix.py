@@ -198,3 +198,28 @@ def test_threads_busy_takes_turns_and_summarizes_medians_and_losses() -> None:
     table = threads_busy.report("base", summary, 1)
     assert table[2].startswith("| threads=1 | 1.20-1.50 (1.40) | 1.40-1.60 (1.50) | 1.07x |")
     assert table[-1] == "quickest: quiet threads=2, beside the hog(s) threads=2"
+
+
+def test_a_datasets_files_are_read_through_before_its_first_timed_run(tmp_path: Path, monkeypatch) -> None:
+    """No tool pays for reading a shape's files from disk: bench_dataset reads them once first
+    (else the first tool timed would, on a machine whose page cache dropped them)."""
+    import eval_speed
+
+    qrels, run, empty = tmp_path / "qrels.txt", tmp_path / "run.txt", tmp_path / "empty.txt"
+    qrels.write_bytes(b"q1 0 d1 1\n" * 3)
+    run.write_bytes(b"q1 Q0 d1 1 2.0 t\n" * 5)
+    empty.write_bytes(b"")
+    assert eval_speed.read_through(qrels, run, empty, block=7) == 30 + 85
+
+    events: list[str] = []
+    monkeypatch.setattr(eval_speed, "read_through", lambda *paths: events.append("read " + " ".join(map(str, paths))))
+
+    def measure_once(tool, qrels, run, args, tag):
+        events.append(f"time {tool}")
+        return {"tool": tool, "ok": True, "wall": 1.0, "cpu": 1.0, "rss_mb": 1.0, "values": {}, "error": None}
+
+    monkeypatch.setattr(eval_speed, "measure_once", measure_once)
+    monkeypatch.setattr(eval_speed, "agreement", lambda results, tol: None)
+    args = SimpleNamespace(repeat=2, tol=1e-4)
+    eval_speed.bench_dataset({"qrels": str(qrels), "run": str(run)}, ["rankgate", "pytrec_eval"], args, "tiny")
+    assert events == [f"read {qrels} {run}"] + ["time rankgate", "time pytrec_eval"] * 2
