@@ -113,6 +113,10 @@ QUERIES = ("offline map phone signal", "water the plant when soil is dry", "brea
 
 @pytest.mark.parametrize("kind", EMBEDDED)
 def test_databases_agree_with_brute_force_cosine(kind: str, demo_databases: dict[str, dict[str, Any]]) -> None:
+    """Each hit's id and score are its document's cosine, in order; LanceDB and local Qdrant search
+    exactly, so their top k is brute force's. Chroma's HNSW is approximate, and its graph is built
+    on several threads (it once missed the best document in a full suite run, and found it in 60
+    rebuilds after; upstream: chroma-core/chroma#2675): of it, all but one of the sure top k."""
     live = open_retriever(demo_databases[kind], key_path="spec", encoder_factory=_factory(HashingEncoder(64)))
     try:
         for query in QUERIES:
@@ -121,10 +125,16 @@ def test_databases_agree_with_brute_force_cosine(kind: str, demo_databases: dict
             ids, scores = _brute_force(query, 200)
             assert len(hits) == k
             cos = np.asarray([h.score for h in hits]) + (1.0 if kind != "qdrant" else 0.0)  # back to similarities
-            np.testing.assert_allclose(cos, scores[:k], atol=1e-5)
+            by_id = dict(zip(ids, scores.tolist(), strict=True))
+            np.testing.assert_allclose(cos, [by_id[h.doc_id] for h in hits], atol=1e-5)  # each hit's own cosine
+            assert (np.diff(cos) <= 1e-6).all()  # best first
             boundary = scores[k - 1] - 1e-5  # ties at the k-th place may come in any order
             sure = {d for d, s in zip(ids, scores, strict=True) if s > boundary + 2e-5}
-            assert sure <= {h.doc_id for h in hits}
+            if kind == "chroma":
+                assert len(sure & {h.doc_id for h in hits}) >= len(sure) - 1
+            else:
+                np.testing.assert_allclose(cos, scores[:k], atol=1e-5)
+                assert sure <= {h.doc_id for h in hits}
     finally:
         live.close()
 
