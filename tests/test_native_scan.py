@@ -351,6 +351,22 @@ def test_the_scanner_reads_most_well_formed_random_files(small_windows, tmp_path
     assert read >= 35
 
 
+def test_many_shuffled_query_ids_sharing_their_first_bytes_are_told_apart(native, tmp_path, monkeypatch):
+    """The window's table of query ids compares an id's first 8 bytes and its length before its
+    other bytes: ids that share 8 bytes, ids that are prefixes of others, and ids of every length
+    from 1 to 20, in shuffled lines (each row looks its id up; the table grows past a thousand)."""
+    rng = random.Random(5)
+    ids = [f"topic-00{i}" for i in range(1500)]  # one head: "topic-00"
+    ids += ["abcdefgh"[:n] + "x" * max(0, n - 8) for n in range(1, 21)]  # prefixes of each other
+    ids += [f"{i}" for i in range(1000)] + [f"{i:08d}" for i in range(200)]  # "7" and "00000007"
+    lines = [f"{q}\tQ0 d{rng.randint(0, 99)} {j} {rng.random()!r} t" for q in ids for j in range(3)]
+    rng.shuffle(lines)
+    path = tmp_path / "run.txt"
+    path.write_text("\n".join(lines) + "\n")
+    assert check_file(path, "run", monkeypatch)
+    assert len(native_scan.scan(str(path), None, "run").query_ids.chunk(0).dictionary) == len(set(ids))
+
+
 # -- whole files -------------------------------------------------------------------------
 
 

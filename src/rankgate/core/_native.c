@@ -341,34 +341,51 @@ static inline int64_t run_line(const uint8_t *buf, int64_t at, int64_t *start, i
 #endif
 
 /* The query ids of a window, each stored once: a row's code is its id's place in the window's
- * dictionary (ids in order of first appearance). An open-addressing table over the ids' hashes;
- * rows of the query before them skip it (runs list a query's rows together). */
+ * dictionary (ids in order of first appearance). An open-addressing table whose entries hold an
+ * id's first 8 bytes and length beside its code, so that a lookup of an id of up to 8 bytes reads
+ * one entry and nothing else (a shuffled run looks up every row's id in a table of thousands: with
+ * the code alone in the slot, each lookup waited on three dependent reads, 50 ns a row more than a
+ * run whose queries come together). Rows of the query before them skip the table. */
 typedef struct {
-    int32_t *slots;  /* code + 1; 0: empty */
+    uint64_t head;   /* the id's first 8 bytes, zero-padded */
+    int32_t length;  /* bytes */
+    int32_t code;    /* code + 1; 0: empty */
+} QueryEntry;
+
+typedef struct {
+    QueryEntry *entries;
     uint64_t *hashes; /* each code's hash */
-    int64_t capacity; /* slots (a power of two); codes stay below half of it */
+    int64_t capacity; /* entries (a power of two); codes stay below half of it */
     int64_t codes;
     int32_t *offsets;
     uint8_t *bytes;
 } Queries;
 
+static inline uint64_t id_head(const uint8_t *p, int64_t n) { /* the padded buffer has 8 bytes past p + n */
+    uint64_t w = load64(p);
+    return n >= 8 ? w : w & ((1ULL << (8 * n)) - 1);
+}
+
 static int queries_grow(Queries *q) {
     int64_t capacity = q->capacity ? q->capacity * 2 : 1024;
-    int32_t *slots = calloc((size_t)capacity, sizeof(int32_t));
+    QueryEntry *entries = calloc((size_t)capacity, sizeof(QueryEntry));
     uint64_t *hashes = realloc(q->hashes, (size_t)(capacity / 2) * sizeof(uint64_t));
-    if (!slots || !hashes) {
-        free(slots);
+    if (!entries || !hashes) {
+        free(entries);
         if (hashes) q->hashes = hashes;
         return RG_CAPACITY;
     }
     q->hashes = hashes;
     for (int64_t code = 0; code < q->codes; code++) {
         int64_t i = (int64_t)(hashes[code] & (uint64_t)(capacity - 1));
-        while (slots[i]) i = (i + 1) & (capacity - 1);
-        slots[i] = (int32_t)(code + 1);
+        while (entries[i].code) i = (i + 1) & (capacity - 1);
+        const int32_t start = q->offsets[code], length = q->offsets[code + 1] - start;
+        entries[i].head = id_head(q->bytes + start, length);
+        entries[i].length = length;
+        entries[i].code = (int32_t)(code + 1);
     }
-    free(q->slots);
-    q->slots = slots;
+    free(q->entries);
+    q->entries = entries;
     q->capacity = capacity;
     return RG_OK;
 }
@@ -376,19 +393,18 @@ static int queries_grow(Queries *q) {
 /* The code of query id p[0, n), added to the dictionary when new (-1: out of memory). */
 static int64_t queries_code(Queries *q, const uint8_t *p, int64_t n) {
     if (2 * (q->codes + 1) > q->capacity && queries_grow(q) != RG_OK) return -1;
-    uint64_t h = word_hash_padded(p, n);
+    const uint64_t h = word_hash_padded(p, n), head = id_head(p, n);
     int64_t i = (int64_t)(h & (uint64_t)(q->capacity - 1));
     for (;;) {
-        int32_t slot = q->slots[i];
-        if (!slot) break;
-        int64_t code = slot - 1;
-        int64_t start = q->offsets[code];
-        if (q->hashes[code] == h && q->offsets[code + 1] - start == n && memcmp(q->bytes + start, p, (size_t)n) == 0)
-            return code;
+        const QueryEntry *e = &q->entries[i];
+        if (!e->code) break;
+        if (e->head == head && e->length == n &&
+            (n <= 8 || memcmp(q->bytes + q->offsets[e->code - 1] + 8, p + 8, (size_t)(n - 8)) == 0))
+            return e->code - 1;
         i = (i + 1) & (q->capacity - 1);
     }
     int64_t code = q->codes++;
-    q->slots[i] = (int32_t)(code + 1);
+    q->entries[i] = (QueryEntry){head, (int32_t)n, (int32_t)(code + 1)};
     q->hashes[code] = h;
     copy_padded(q->bytes + q->offsets[code], p, n);
     q->offsets[code + 1] = q->offsets[code] + (int32_t)n;
@@ -541,7 +557,7 @@ stop:
     counts[1] = queries.codes;
     counts[2] = doc_len;
     counts[3] = query_offsets[queries.codes];
-    free(queries.slots);
+    free(queries.entries);
     free(queries.hashes);
     counts[4] = lines;
     counts[5] = at;
