@@ -140,6 +140,9 @@ def assert_every_number_is_sound(cfg: GateConfig) -> None:
     for gate in cfg.gates:
         for value in (gate.threshold, gate.regression_max):
             assert value is None or (type(value) is float and math.isfinite(value)), gate
+        # every gate here is on a 0-1 measure: a floor outside it, or a limit of the whole range, is a slip
+        assert gate.threshold is None or 0 <= gate.threshold <= 1, gate
+        assert gate.regression_max is None or 0 <= gate.regression_max < 1, gate
         assert type(gate.min_queries) is int and gate.min_queries >= 1
         assert type(gate.confidence) is float and 0.5 < gate.confidence < 1
     assert type(cfg.seed) is int and type(cfg.n_resamples) is int and type(cfg.settings.rel) is int

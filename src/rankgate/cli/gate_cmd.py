@@ -16,7 +16,35 @@ if TYPE_CHECKING:
 FORMATS = ("text", "markdown", "json", "junit")
 
 
+class _NoArguments(click.Argument):
+    """Words given to ``gate`` as arguments: never shown in the usage line, refused with a message
+    that says how gate takes its files (``eval qrels.txt run.txt`` habits carry over)."""
+
+    def get_usage_pieces(self, ctx: click.Context) -> list[str]:
+        return []
+
+
+def _refuse_arguments(ctx: click.Context, param: click.Parameter, words: tuple[str, ...]) -> None:
+    # Click processes this before the missing --qrels/--run it would otherwise report: the files
+    # the user gave as arguments are the cause, so say that, with the options that take them.
+    if not words:
+        return
+    import shlex
+
+    missing = [name for name in ("qrels", "run") if ctx.params.get(name) is None]
+    if missing and len(words) == len(missing):
+        fix = "; did you mean " + " ".join(f"--{n} {shlex.quote(w)}" for n, w in zip(missing, words, strict=True)) + "?"
+    else:
+        fix = ""
+    raise click.UsageError(
+        f"unexpected argument{'s' if len(words) > 1 else ''} {' '.join(shlex.quote(w) for w in words)}: "
+        f"gate takes its files as options (--qrels QRELS --run RUN), unlike eval and compare{fix}",
+        ctx=ctx,
+    )
+
+
 @click.command("gate")
+@click.argument("words", nargs=-1, cls=_NoArguments, expose_value=False, callback=_refuse_arguments)
 @click.option("--qrels", required=True, type=click.Path(dir_okay=False), help="Relevance judgments.")
 @click.option(
     "--run", "run", required=True, type=click.Path(), help="The run to gate (with --engine ray: a folder or glob too)."
@@ -83,9 +111,11 @@ def gate_command(
 ) -> None:
     """Gate RUN in CI: floors and maximum drops against a baseline, decided on per-query evidence.
 
+    The files are options (--qrels QRELS --run RUN), not arguments as in eval and compare.
     Exit code 0 when every error gate passes (warnings allowed), 1 when one fails, 2 on bad
     input or config. When GITHUB_STEP_SUMMARY is set, the Markdown report is added to the
-    job summary.
+    job summary. --post-comment outside a pull request (a push to main) posts nothing and
+    says so; its token and repository are checked before anything is evaluated or recorded.
 
     \b
     Examples:
@@ -109,11 +139,16 @@ def gate_command(
           severity: error               # error blocks; warning reports
           mode: noninferiority          # decide on the CI of the paired delta
     """
+    from rankgate.gate.github import comment_marker, comment_target
     from rankgate.gate.runner import run_gate
     from rankgate.io.source import atomic_writer
     from rankgate.render.gate import markdown, plain_text
     from rankgate.render.junit import junit_xml
 
+    # Usage errors of the comment end the command before anything is evaluated or recorded:
+    # a retried job must not record the same run twice.
+    comment_marker(comment_key)
+    pull_request = comment_target() if post_comment else None
     tags = None
     if tags_path:
         from rankgate.io.tags import read_query_tags
@@ -159,13 +194,26 @@ def gate_command(
         from rankgate.gate.github import write_step_summary
 
         write_step_summary(comment)
-    if post_comment:
+    if post_comment and pull_request is None:
+        _notice_comment_skipped()
+    elif post_comment:
         from rankgate.gate.github import post_or_update_comment
 
         posted = post_or_update_comment(comment, key=comment_key)
         click.echo(f"PR comment {posted.action}: {posted.url}", err=True)
     warn(report.current.warnings)
     ctx.exit(report.exit_code)
+
+
+def _notice_comment_skipped() -> None:
+    """Say that --post-comment found no pull request (a push, a schedule): the exit code stays the verdict's."""
+    event = (os.environ.get("GITHUB_EVENT_NAME") or "").strip()
+    named = f" (event {event!r})" if event.isidentifier() else ""  # event names are words; echo nothing else
+    text = f"not a pull request{named}: no PR comment posted"
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        click.echo(f"::notice title=rankgate::{text}", err=True)  # an annotation on the run, as the Action makes
+    else:
+        click.echo(f"rankgate: note: {text} (set RANKGATE_PULL_REQUEST to post to one)", err=True)
 
 
 def _json(report: object) -> str:

@@ -11,8 +11,9 @@ A minimal file::
 Errors name the file and the key path (``gates[1].threshold``) and exit 2. Numbers must be
 finite numbers written as numbers (``.nan``, ``'0.8'`` or ``no`` are refused, not read as a
 value), a key given twice is refused with its line, and YAML aliases that expand past a bound
-are refused (`rankgate.io.yaml`). A gate that matches no query fails unless it says otherwise
-(``on_no_queries: warn`` or ``pass``).
+are refused (`rankgate.io.yaml`). A value the metric cannot take (``threshold: 85`` on a 0-1
+measure, meant as 85%) is refused with a hint (`rankgate.gate.ranges`). A gate that matches no
+query fails unless it says otherwise (``on_no_queries: warn`` or ``pass``).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from rankgate.gate.config_keys import closest_key
 from rankgate.gate.figures import NAMES as FIGURE_NAMES
 from rankgate.gate.figures import Figure, parse_figure, suggest_figure
 from rankgate.gate.names import metric_from_name  # re-exported: gates use it by this path
+from rankgate.gate.ranges import check_values_in_range
 from rankgate.io.yaml import brief, cut, load_yaml
 from rankgate.measures.parse import parse_measure
 from rankgate.measures.registry import Measure
@@ -317,6 +319,7 @@ def _resolve(spec: GateFile, source: str, *, base: Path) -> GateConfig:
         metric, label = _metric_of(g, f"gates[{i}]", source)
         d = spec.defaults
         _check_direction(g, metric, f"gates[{i}]", source)
+        check_values_in_range(g, metric, f"gates[{i}]", source)
         is_figure = isinstance(metric, Figure)
         gates.append(
             Gate(

@@ -4,7 +4,8 @@
 lists the pull request's comments (every page, following the ``Link`` header), picks the
 first one holding the hidden marker ``<!-- rankgate:gate:{key} -->`` on a line of its own,
 and PATCHes it; without one it POSTs a new comment. Where to post comes from the GitHub
-Actions environment (`rankgate.gate.github_context`); the API calls, retries and token
+Actions environment (`rankgate.gate.github_context`, whose `comment_target` checks it before a
+gate does any work, and finds no pull request on a push); the API calls, retries and token
 redaction are `rankgate.gate.github_api`'s; the job summary is `rankgate.gate.step_summary`'s.
 """
 
@@ -18,7 +19,13 @@ from typing import TYPE_CHECKING
 
 from rankgate.errors import ConfigError
 from rankgate.gate.github_api import CommentResult, GitHubClient, Sleep, has_marker
-from rankgate.gate.github_context import PullRequest, pull_request_from_env, token_from_env
+from rankgate.gate.github_context import (
+    NoPullRequest,
+    PullRequest,
+    comment_target,
+    pull_request_from_env,
+    token_from_env,
+)
 from rankgate.gate.step_summary import MAX_SUMMARY_BYTES, write_step_summary
 
 if TYPE_CHECKING:
@@ -29,8 +36,10 @@ __all__ = [
     "MAX_COMMENT_CHARS",
     "MAX_SUMMARY_BYTES",
     "CommentResult",
+    "NoPullRequest",
     "PullRequest",
     "comment_marker",
+    "comment_target",
     "fit_comment",
     "has_marker",
     "post_or_update_comment",
@@ -87,7 +96,8 @@ def post_or_update_comment(
         A `CommentResult`: "created" or "updated", the comment's URL and id.
 
     Raises:
-        ConfigError: no token, repository or pull request in ``env``, or a bad ``key``.
+        ConfigError: no token, repository or pull request in ``env``, or a bad ``key``
+            (`NoPullRequest` when the run is on no pull request).
         BackendError: GitHub refused (401, 403, 404, other 4xx), kept failing (5xx), or
             could not be reached.
     """

@@ -26,6 +26,10 @@ from urllib.parse import urlsplit
 from rankgate.errors import ConfigError
 
 DEFAULT_API_URL = "https://api.github.com"
+# Events whose run belongs to a pull request: not finding its number there is an error, not "no PR".
+PULL_REQUEST_EVENTS = frozenset(
+    {"pull_request", "pull_request_target", "pull_request_review", "pull_request_review_comment"}
+)
 _REPOSITORY = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 _PULL_REF = re.compile(r"refs/pull/(\d+)/(?:merge|head)")
 
@@ -41,6 +45,41 @@ class PullRequest:
     @property
     def comments_path(self) -> str:
         return f"/repos/{self.repository}/issues/{self.number}/comments"
+
+
+class NoPullRequest(ConfigError):
+    """This run is on no pull request (a push, a schedule, a manual dispatch): nothing to comment on."""
+
+
+def comment_target(env: Mapping[str, str] = os.environ) -> PullRequest | None:
+    """Where ``--post-comment`` will post, checked before any work is done; None outside a pull request.
+
+    Everything that would make posting fail for certain (no or a malformed ``GITHUB_TOKEN``,
+    ``GITHUB_REPOSITORY``, ``GITHUB_API_URL`` or ``RANKGATE_PULL_REQUEST``, no ``httpx``) is
+    refused here, so a gate run with a broken setup exits 2 before it evaluates or records
+    anything. A run on no pull request (a push to main) is no error: the caller skips the
+    comment, as the GitHub Action does.
+
+    >>> env = {"GITHUB_TOKEN": "t", "GITHUB_REPOSITORY": "acme/search", "GITHUB_REF": "refs/heads/main"}
+    >>> comment_target({**env, "GITHUB_EVENT_NAME": "push"}) is None
+    True
+
+    Raises:
+        ConfigError: posting cannot work (the message says what to set), or the event is a
+            pull request's and its number cannot be found.
+        MissingExtraError: ``httpx`` (the ``gate`` extra) is not installed.
+    """
+    token_from_env(env)
+    try:
+        pr = pull_request_from_env(env)
+    except NoPullRequest:
+        if (env.get("GITHUB_EVENT_NAME") or "").strip() in PULL_REQUEST_EVENTS:
+            raise
+        return None
+    from rankgate.extras import require
+
+    require("httpx", "gate", purpose="--post-comment")
+    return pr
 
 
 def pull_request_from_env(env: Mapping[str, str] = os.environ) -> PullRequest:
@@ -81,7 +120,7 @@ def _pull_request_number(env: Mapping[str, str]) -> int:
     if match:
         return int(match.group(1))
     event = env.get("GITHUB_EVENT_NAME") or "unknown"
-    raise ConfigError(
+    raise NoPullRequest(
         f"--post-comment needs a pull request, and this run has none (event {event!r}, "
         f"GITHUB_REF {env.get('GITHUB_REF') or 'unset'!r}): run the workflow on `pull_request`, "
         "or set RANKGATE_PULL_REQUEST to the number."
