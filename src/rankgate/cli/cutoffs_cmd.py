@@ -86,11 +86,11 @@ def cutoffs_command(
         return
     from rich.table import Table
 
-    from rankgate.render.eval import to_text
+    from rankgate.render.terminal import to_text
 
     t = Table(title="measure at cutoff k (mean over queries)")
-    t.add_column("run")
-    t.add_column("measure")
+    t.add_column("run", no_wrap=True)  # run and measure names: never shrunk (render.terminal)
+    t.add_column("measure", no_wrap=True)
     for k in cutoffs:
         t.add_column(f"@{k}", justify="right")
     for run, agg in table.items():

@@ -155,4 +155,4 @@ def judges_command(store_path: str, fmt: str) -> None:
         t.add_column(name, justify="left" if name in ("judge_id", "tier") else "right")
     for r in rows:
         t.add_row(*(f"{r[k]:.4f}" if k == "cost" else str(r[k]) for k in keys))
-    emit(to_text(t, width=140), None)
+    emit(to_text(t), None)

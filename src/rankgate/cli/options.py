@@ -236,10 +236,21 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
+def _file_layout(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """With ``--output FILE``, text is laid out for a file, not stdout's terminal, until the
+    command ends (`rankgate.render.terminal.layout`): no width imposed, no sentence wrapped."""
+    if value:
+        from rankgate.render.terminal import layout
+
+        ctx.with_resource(layout(None))
+    return value
+
+
 output_file_option = click.option(
     "-o",
     "--output",
     type=click.Path(dir_okay=False, writable=True),
+    callback=_file_layout,
     help="Write the output to this file (atomically) instead of stdout.",
 )
 

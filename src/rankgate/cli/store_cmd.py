@@ -279,7 +279,7 @@ def _list_table(found: list[StoredResult], keys: dict[int, list[str]]) -> Any:
 def _text(renderable: Any) -> str:
     from rankgate.render.eval import to_text
 
-    return to_text(renderable, width=140)
+    return to_text(renderable)
 
 
 def _where(result: StoredResult) -> str:

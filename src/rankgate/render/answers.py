@@ -15,10 +15,10 @@ def render(body: Mapping[str, Any], fmt: str, *, title: str) -> str:
         raise ValueError(f"unknown format {fmt!r}")
     from rich.table import Table
 
-    from rankgate.render.eval import to_text
+    from rankgate.render.terminal import to_text
 
     summary = Table()
-    summary.add_column("measure")
+    summary.add_column("measure", no_wrap=True)
     summary.add_column("mean", justify="right")
     for name in body["measures"]:
         summary.add_row(name, f"{body['aggregate'][name]:.4f}")
@@ -30,9 +30,9 @@ def render(body: Mapping[str, Any], fmt: str, *, title: str) -> str:
     if per_query:
         columns = list(next(iter(per_query.values())))
         table = Table(title="per query")
-        table.add_column("query")
+        table.add_column("query", no_wrap=True)
         for c in columns:
-            table.add_column(c, justify="right")
+            table.add_column(c, justify="right", no_wrap=True)
         for qid, values in per_query.items():
             table.add_row(qid, *(_cell(values[c]) for c in columns))
         parts.append(to_text(table))

@@ -11,7 +11,7 @@ from typing import Any
 from rankgate.bench.demo import DEMO_MEASURES
 from rankgate.bench.report import BenchReport, caption
 from rankgate.render.escape import csv_cell
-from rankgate.render.eval import to_text
+from rankgate.render.terminal import to_text
 
 FORMATS: tuple[str, ...] = ("table", "json", "jsonl", "csv", "markdown")
 _DEMO_COLUMNS = ("retriever", "index", "nDCG@10", "R@10", "RR@10", "nbr recall", "p50 ms", "search q/s", "index MB")
@@ -29,7 +29,7 @@ def render(report: BenchReport, fmt: str) -> str:
     if fmt == "csv":
         return csv_text(report)
     if fmt == "table":
-        return to_text(table(report), width=200)
+        return to_text(table(report))
     raise ValueError(f"unknown format {fmt!r}")
 
 
@@ -45,7 +45,8 @@ def table(report: BenchReport) -> Any:
     )
     columns = list(rows[0]) if rows else ["retriever", "index", "k"]
     for c in columns:
-        t.add_column(c, justify="left" if c in ("retriever", "index") else "right")
+        name = c in ("retriever", "index")  # identifiers, never shrunk
+        t.add_column(c, justify="left" if name else "right", no_wrap=name)
     for row in rows:
         t.add_row(*(cell(c, row[c]) for c in columns))
     return t

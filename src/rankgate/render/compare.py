@@ -18,9 +18,9 @@ def render(comparison: Comparison, fmt: str) -> str:
     if fmt == "latex":
         return _latex(comparison)
     if fmt == "table":
-        from rankgate.render.eval import to_text
+        from rankgate.render.terminal import to_text
 
-        return to_text(table(comparison), width=140)
+        return to_text(table(comparison))
     raise ValueError(f"unknown format {fmt!r}")
 
 
@@ -175,7 +175,8 @@ def table(comparison: Comparison) -> Any:
     for section in _sections(comparison):
         t = Table(title=section.title)
         for h in section.headers:
-            t.add_column(h, justify="left" if h in section.left else "right")
+            left = h in section.left  # system and measure names, tags: identifiers, never shrunk
+            t.add_column(h, justify="left" if left else "right", no_wrap=left)
         for cells, style in zip(section.rows, section.styles, strict=True):
             t.add_row(*cells, style=style)
         parts.append(t)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rankgate.render.eval import to_text
+from rankgate.render.terminal import to_text
 
 
 def render_diversity(results: Any, fmt: str, *, per_query: bool = False) -> str:
@@ -24,10 +24,10 @@ def render_diversity(results: Any, fmt: str, *, per_query: bool = False) -> str:
     from rich.text import Text
 
     t = Table()
-    t.add_column("query" if per_query else "measure")
+    t.add_column("query" if per_query else "measure", no_wrap=True)
     columns = results.measures if per_query else ["value"]
     for name in columns:
-        t.add_column(name, justify="right")
+        t.add_column(name, justify="right", no_wrap=per_query)
     if per_query:
         for qid, row in results.per_query.items():
             t.add_row(Text(qid), *(f"{row[m]:.4f}" for m in results.measures))

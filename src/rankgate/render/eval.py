@@ -6,10 +6,12 @@ import csv
 import io
 import json
 import math
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rankgate.evaluation.results import Results
 from rankgate.render.escape import csv_cell, trec_id
+from rankgate.render.terminal import to_text  # the one width policy; also imported from here by older callers
 
 AGGREGATE_ID = "all"  # the query id of the summary row in trec, jsonl, csv and the per-query table
 
@@ -140,22 +142,31 @@ def groups_table(results: Results) -> Any:
     tables = []
     for key, values in (results.groups or {}).items():
         t = Table(title=f"by {key}", caption=f"small: under {MIN_GROUP} queries", caption_justify="left")
-        t.add_column(key)
+        t.add_column(key, no_wrap=True)  # tag values and measure names are identifiers: never cut
         t.add_column("queries", justify="right")
         for name in results.names:
-            t.add_column(name, justify="right")
+            t.add_column(name, justify="right", no_wrap=True)
         for value, g in values.items():
             cells = []
             for name, is_sum in zip(results.names, sums, strict=True):
-                cell = format_value(g.aggregate[name], is_sum)
-                interval = g.ci.get(name) if g.ci is not None else None
-                if interval is not None:
-                    cell += f"\n[{interval[0]:.4f}, {interval[1]:.4f}]"
-                cells.append(cell)
+                cells.append(format_value(g.aggregate[name], is_sum) + _under(g.ci, name))
             size = f"{g.n} (small)" if g.small else str(g.n)
             t.add_row(value, size, *cells, style="dim" if g.small else None)
         tables.append(t)
     return Group(*tables)
+
+
+def _ci_label(results: Results) -> str:
+    """``95% CI``, or the level the intervals were drawn at."""
+    drawn = results.settings.get("ci")
+    level = drawn.get("confidence", 0.95) if isinstance(drawn, dict) else 0.95
+    return f"{level:.0%} CI"
+
+
+def _under(ci: Mapping[str, Sequence[float] | None] | None, name: str) -> str:
+    """The interval of ``name`` on a line of its own under its mean ("" without one)."""
+    interval = ci.get(name) if ci is not None else None
+    return "" if interval is None else f"\n[{interval[0]:.4f}, {interval[1]:.4f}]"
 
 
 def format_value(value: float, is_sum: bool) -> str:
@@ -192,7 +203,12 @@ def _chunks_line(results: Results) -> str:
 
 
 def table(results: Results, *, per_query: bool = False) -> Any:
-    """A rich table: one row per measure (or per query with ``per_query``)."""
+    """A rich table: one row per measure (or per query with ``per_query``).
+
+    With intervals (``--ci``), the per-measure table has a ``95% CI`` column; the per-query
+    table shows each interval under its mean on the ``all`` row (its caption says so).
+    Query ids and measure names are identifiers: their columns never shrink (`to_text`).
+    """
     from rich.table import Table
 
     sums = [m.spec.aggregate == "sum" for m in results.measures]
@@ -209,19 +225,22 @@ def table(results: Results, *, per_query: bool = False) -> Any:
     )
     if per_query:
         t = Table(title=title)
-        t.add_column("query")
+        if results.ci is not None:
+            t.caption, t.caption_justify = f"{AGGREGATE_ID}: the mean, and its {_ci_label(results)} under it", "left"
+        t.add_column("query", no_wrap=True)
         for name in results.names:
-            t.add_column(name, justify="right")
+            t.add_column(name, justify="right", no_wrap=True)
         for qid, row in zip(results.query_ids, results.values.tolist(), strict=True):
             t.add_row(qid, *(format_value(v, s) for v, s in zip(row, sums, strict=True)))
         t.add_section()
-        t.add_row(AGGREGATE_ID, *(format_value(v, s) for v, s in zip(results.aggregate.values(), sums, strict=True)))
+        means = zip(results.names, results.aggregate.values(), sums, strict=True)
+        t.add_row(AGGREGATE_ID, *(format_value(v, s) + _under(results.ci, name) for name, v, s in means))
         return Group(t, footer)
     t = Table(title=title)
-    t.add_column("measure")
+    t.add_column("measure", no_wrap=True)
     t.add_column("value", justify="right")
     if results.ci is not None:
-        t.add_column("95% CI", justify="right")
+        t.add_column(_ci_label(results), justify="right")
     for (name, v), s in zip(results.aggregate.items(), sums, strict=True):
         cells = [name, format_value(v, s)]
         if results.ci is not None:
@@ -229,14 +248,3 @@ def table(results: Results, *, per_query: bool = False) -> Any:
             cells.append("-" if interval is None else f"[{interval[0]:.4f}, {interval[1]:.4f}]")
         t.add_row(*cells)
     return Group(t, footer)
-
-
-def to_text(renderable: Any, width: int = 100) -> str:
-    """Render a rich object to plain text (no colour codes)."""
-    from rich.console import Console
-
-    # markup off: ids, names and tag values are the user's text ("[x]" is not a style)
-    console = Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False, markup=False)
-    console.print(renderable)
-    out = console.file.getvalue()  # type: ignore[attr-defined]
-    return str(out)

@@ -99,7 +99,7 @@ def coverage_table(coverage: Mapping[str, Mapping[str, Any]], labels: list[int],
 
     t = Table(title="coverage per query", title_justify="left")
     for name in ("query", "pool", "judged", "failed", "coverage"):
-        t.add_column(name, justify="left" if name == "query" else "right")
+        t.add_column(name, justify="left" if name == "query" else "right", no_wrap=name == "query")
     for label in labels:
         t.add_column(f"={label}", justify="right")
     rows = list(coverage.items())
@@ -158,7 +158,7 @@ def agreement_tables(agreement: Mapping[str, Any], ranking: Mapping[str, Any] | 
     parts: list[Any] = [t, cm]
     if ranking is not None:
         r = Table(title="system rankings: Kendall's tau-b of scores under both", title_justify="left")
-        r.add_column("measure")
+        r.add_column("measure", no_wrap=True)
         r.add_column("tau", justify="right")
         r.add_column("p", justify="right")
         r.add_column("same best system", justify="center")

@@ -21,7 +21,7 @@ def text(result: Overlap, *, worst: int = 10, per_query: bool = False) -> str:
     """The mean of each measure (a row per cutoff), the counts, the worst queries."""
     from rich.table import Table
 
-    from rankgate.render.eval import to_text
+    from rankgate.render.terminal import to_text
 
     a, b = result.names
     ks = result.settings["ks"]
@@ -48,7 +48,7 @@ def _query_table(title: str, rows: list[tuple[str, dict[str, float]]], ks: list[
     from rich.table import Table
 
     table = Table(title=title)
-    table.add_column("query")
+    table.add_column("query", no_wrap=True)
     for k in ks:
         for family in FAMILIES:
             table.add_column(f"{family}@{k}", justify="right")

@@ -20,7 +20,7 @@ def render_ppi(body: Mapping[str, Any], fmt: str) -> str:
         return json.dumps(body, indent=2)
     from rich.table import Table
 
-    from rankgate.render.eval import to_text
+    from rankgate.render.terminal import to_text
 
     q = body["queries"]
     level = round(100 * body["confidence"])
@@ -29,7 +29,7 @@ def render_ppi(body: Mapping[str, Any], fmt: str) -> str:
         title_justify="left",
     )
     for name in ("measure", "naive (LLM only)", "human only", "PPI (corrected)", "LLM bias"):
-        t.add_column(name, justify="left" if name == "measure" else "right")
+        t.add_column(name, justify="left" if name == "measure" else "right", no_wrap=name == "measure")
     for name, entry in body["measures"].items():
         bias = entry["rectifier"]["mean"]
         t.add_row(
@@ -39,7 +39,7 @@ def render_ppi(body: Mapping[str, Any], fmt: str) -> str:
             _ci(entry["ppi"]),
             "n/a" if bias is None else f"{bias:+.4f}",
         )
-    text = to_text(t, width=140)
+    text = to_text(t)
     if q["human_not_in_llm"]:
         text += (
             f"note: human-judged queries the LLM evaluation lacks were left out, e.g. {q['human_not_in_llm'][0]!r}\n"
@@ -58,14 +58,14 @@ def raters_tables(body: Mapping[str, Any]) -> str:
     """Multi-rater agreement (`rankgate.label.raters.multi_rater_agreement`) as text tables."""
     from rich.table import Table
 
-    from rankgate.render.eval import to_text
+    from rankgate.render.terminal import to_text
 
     t = Table(
         title=f"agreement of {len(body['raters'])} raters on {body['units']} pairs (95% bootstrap CI)",
         title_justify="left",
     )
     for name in ("statistic", "pairs", "value [CI]"):
-        t.add_column(name, justify="left" if name == "statistic" else "right")
+        t.add_column(name, justify="left" if name == "statistic" else "right", no_wrap=name == "statistic")
     t.add_row("Fleiss' kappa", str(body["fleiss_kappa"]["units"]), _stat(body["fleiss_kappa"]))
     for level, entry in body["krippendorff_alpha"].items():
         t.add_row(f"Krippendorff's alpha ({level})", str(entry["units"]), _stat(entry))
@@ -73,7 +73,7 @@ def raters_tables(body: Mapping[str, Any]) -> str:
         a, b = row["raters"]
         for weights, entry in row["kappa"].items():
             t.add_row(f"Cohen's kappa {a} ~ {b} ({weights})", str(row["units"]), _stat(entry))
-    return to_text(t, width=140)
+    return to_text(t)
 
 
 def merge_text(info: Mapping[str, Any]) -> str:

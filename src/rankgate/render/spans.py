@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any
 
-from rankgate.render.eval import to_text
+from rankgate.render.terminal import to_text
 
 
 def render_spans(results: Any, fmt: str, *, per_query: bool = False) -> str:
@@ -17,10 +17,10 @@ def render_spans(results: Any, fmt: str, *, per_query: bool = False) -> str:
     from rich.text import Text
 
     t = Table(title=results.run_name)
-    t.add_column("query" if per_query else "measure")
+    t.add_column("query" if per_query else "measure", no_wrap=True)
     columns = results.names if per_query else ["value"]
     for name in columns:
-        t.add_column(name, justify="right")
+        t.add_column(name, justify="right", no_wrap=per_query)
     if per_query:
         for qid, row in zip(results.query_ids, results.values.tolist(), strict=True):
             t.add_row(Text(qid), *(f"{v:.4f}" for v in row))
