@@ -17,6 +17,7 @@ from rankgate.cli.options import (
     split_measures,
     warn,
 )
+from rankgate.stats import MAX_RESAMPLES, MIN_RESAMPLES
 
 if TYPE_CHECKING:
     from rankgate.evaluation.engines import Engine
@@ -51,14 +52,14 @@ DEFAULT_MEASURES = ("nDCG@10", "R@100", "RR@10")
 )
 @click.option(
     "--resamples",
-    type=click.IntRange(min=100),
+    type=click.IntRange(MIN_RESAMPLES, MAX_RESAMPLES),
     default=10_000,
     show_default=True,
     help="Bootstrap resamples for confidence intervals.",
 )
 @click.option(
     "--permutations",
-    type=click.IntRange(min=100),
+    type=click.IntRange(MIN_RESAMPLES, MAX_RESAMPLES),
     default=10_000,
     show_default=True,
     help="Permutations of the randomization test.",

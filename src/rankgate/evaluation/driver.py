@@ -30,6 +30,7 @@ from rankgate.evaluation.join import index_in, join
 from rankgate.evaluation.peers import without_self_matches
 from rankgate.evaluation.results import Results
 from rankgate.evaluation.settings import Settings
+from rankgate.io.hints import grade_like
 from rankgate.measures.block import RankedBlock, restrict_to_judged
 from rankgate.measures.registry import Measure
 
@@ -101,6 +102,7 @@ def evaluate_in_memory(
         queries=settings.queries,
         scores_one=[str(m) for m in wanted if dict(m.params).get("empty") == "one"],
         empty=settings.empty,
+        run_is_qrels=_run_is_qrels(q, r),
     )
     return Results(
         measures=list(wanted),
@@ -114,6 +116,16 @@ def evaluate_in_memory(
         facts=facts,
         chunks=chunks,
     )
+
+
+def _run_is_qrels(q: Qrels, r: Run) -> bool:
+    """Whether every row of ``r`` is a judged document scored with its grade, as when the qrels are
+    passed as the run (in a format whose shape is the same either way). The join runs only for a
+    run whose scores are all small whole numbers (`grade_like`: a few thousand scores read)."""
+    if not r.num_rows or grade_like(r.scores) is None:
+        return False
+    rows, qrels_rows = join(q, r)
+    return len(rows) == r.num_rows and bool(np.array_equal(r.scores[rows], q.grades[qrels_rows]))
 
 
 def versions() -> dict[str, str]:

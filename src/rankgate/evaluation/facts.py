@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from rankgate.io.hints import SWAP
+
 UNJUDGED_WARNING_FRACTION = 0.5
 EXAMPLES = 3
 
@@ -35,6 +37,7 @@ class EvaluationFacts:
     scores_one: list[str] = field(
         default_factory=list
     )  # measures with empty=one: a query without relevant docs scores 1
+    run_is_qrels: bool = False  # every run row a judged document scored with its grade: the qrels as the run?
 
     @classmethod
     def merge(cls, parts: Sequence[EvaluationFacts]) -> EvaluationFacts:
@@ -57,6 +60,7 @@ class EvaluationFacts:
             queries=first.queries,
             empty=first.empty,
             scores_one=first.scores_one,
+            run_is_qrels=any(p.run_rows for p in parts) and all(p.run_is_qrels for p in parts if p.run_rows),
             chunk_matches={  # partitions sample on their own: a partition mostly judged samples nothing
                 key: sum(p.chunk_matches.get(key, 0) for p in parts) for p0 in parts for key in p0.chunk_matches
             },
@@ -108,26 +112,38 @@ class EvaluationFacts:
                 f"(e.g. {self.self_matches[0]!r}), {self.n_self_on_top} of them as their top result; "
                 "BEIR drops such self-matches, rankgate keeps them"
             )
-        if self.run_rows:
-            for k in sorted(self.cutoffs):
-                names = ", ".join(self.cutoffs[k])
-                if k > self.deepest:
-                    out.append(
-                        f"the run returns at most {self.deepest} {'document' if self.deepest == 1 else 'documents'} "
-                        f"per query, fewer than the cutoff of {names}"
-                    )
-                elif self.shallow.get(k):
-                    out.append(
-                        f"{self.shallow[k]} {_queries(self.shallow[k], 'returns', 'return')} fewer than {k} "
-                        f"documents (the cutoff of {names}); "
-                        "the ranks they lack count as not relevant"
-                    )
+        out.extend(self._cutoff_warnings())
+        if self.run_rows and self.run_is_qrels:  # a TREC qrels file given as the run fails on its fields first
+            out.append(
+                "every document in the run is judged and scored with its grade: the run looks like the qrels; "
+                f"if it is, {SWAP}"
+            )
         if self.unjudged_fraction > UNJUDGED_WARNING_FRACTION:
             out.append(
                 f"{self.unjudged_fraction:.0%} of the top-{self.probe_k} documents are unjudged, so scores are lower "
                 f"bounds; look at Judged@{self.probe_k} or Bpref, or judge more (rankgate label)"
             )
             out.extend(_chunk_hint(self))
+        return out
+
+    def _cutoff_warnings(self) -> list[str]:
+        """Cutoffs deeper than the run, or than some of its queries."""
+        out: list[str] = []
+        if not self.run_rows:
+            return out
+        for k in sorted(self.cutoffs):
+            names = ", ".join(self.cutoffs[k])
+            if k > self.deepest:
+                out.append(
+                    f"the run returns at most {self.deepest} {'document' if self.deepest == 1 else 'documents'} "
+                    f"per query, fewer than the cutoff of {names}"
+                )
+            elif self.shallow.get(k):
+                out.append(
+                    f"{self.shallow[k]} {_queries(self.shallow[k], 'returns', 'return')} fewer than {k} "
+                    f"documents (the cutoff of {names}); "
+                    "the ranks they lack count as not relevant"
+                )
         return out
 
 

@@ -46,6 +46,7 @@ from rankgate.gate.ranges import check_values_in_range
 from rankgate.io.yaml import brief, cut, load_yaml
 from rankgate.measures.parse import parse_measure
 from rankgate.measures.registry import Measure
+from rankgate.stats import MAX_RESAMPLES, MIN_RESAMPLES
 
 Mode = Literal["mean", "noninferiority"]
 DecideOn = Literal["mean", "ci"]
@@ -160,7 +161,7 @@ class GateFile(_Strict):
     tags_file: str | None = None
     baseline_key: str = Field(default="default", min_length=1)
     seed: int = Field(default=0, ge=0, lt=2**63)
-    n_resamples: int = Field(default=10_000, ge=100, le=1_000_000)
+    n_resamples: int = Field(default=10_000, ge=MIN_RESAMPLES, le=MAX_RESAMPLES)  # the one range (stats)
     gates: list[GateSpec] = Field(min_length=1)
 
     @model_validator(mode="after")

@@ -11,7 +11,7 @@ from rankgate.core.columns import release_unused
 from rankgate.core.qrels import Qrels
 from rankgate.core.run import Run
 from rankgate.errors import InputError
-from rankgate.io import run_order, tables, trec
+from rankgate.io import hints, run_order, tables, trec
 from rankgate.io.ranx_files import is_lz4, read_lz4_mapping
 from rankgate.io.source import FORMATS, detect_format, read_bytes, read_head, stem
 
@@ -82,7 +82,7 @@ def read_qrels(
     """
     source = str(path)
     if format is None and is_lz4(path):
-        return Qrels.from_dict(read_lz4_mapping(path, "qrels"), source=source, duplicates=duplicates)
+        return _qrels_from_mapping(read_lz4_mapping(path, "qrels"), source, duplicates)
     fmt = _format(path, format)
     if fmt == "trec":
         parsed = trec.read(source, trec.QRELS_LAYOUT, source)
@@ -100,10 +100,19 @@ def read_qrels(
         return qrels
     data = read_bytes(path)
     if fmt == "json":
-        mapping = tables.read_json_mapping(data, source, "grade")
-        return Qrels.from_dict(mapping, source=source, duplicates=duplicates)
+        return _qrels_from_mapping(tables.read_json_mapping(data, source, "grade"), source, duplicates)
     table, locate = _table(data, fmt, source)
     return qrels_from_table(table, source=source, duplicates=duplicates, locate=locate)
+
+
+def _qrels_from_mapping(mapping: dict[str, object], source: str, duplicates: str) -> Qrels:
+    try:
+        return Qrels.from_dict(mapping, source=source, duplicates=duplicates)
+    except InputError as e:
+        hint = hints.run_as_qrels(hints.mapping_values(mapping))
+        if hint is None:
+            raise
+        raise hints.with_hint(e, hint) from None
 
 
 def _format(path: str | os.PathLike[str], format: str | None) -> str:
@@ -139,7 +148,7 @@ def run_from_table(
     locate = locate or (lambda row: f"{source} row {row + 1}")
     q = tables.pick_column(table, tables.QUERY_COLUMNS, "query id", source)
     d = tables.pick_column(table, tables.DOC_COLUMNS, "document id", source)
-    s = tables.pick_column(table, tables.SCORE_COLUMNS, "score", source)
+    s = _value_column(table, tables.SCORE_COLUMNS, "score", tables.GRADE_COLUMNS, "qrels", source)
     scores = tables.numbers(table[s], "score", locate)
     return Run(table[q], table[d], scores, name=name, source=source, duplicates=duplicates, locate=locate)
 
@@ -148,6 +157,26 @@ def qrels_from_table(table: pa.Table, *, source: str, duplicates: str = "error",
     locate = locate or (lambda row: f"{source} row {row + 1}")
     q = tables.pick_column(table, tables.QUERY_COLUMNS, "query id", source)
     d = tables.pick_column(table, tables.DOC_COLUMNS, "document id", source)
-    g = tables.pick_column(table, tables.GRADE_COLUMNS, "grade", source)
+    g = _value_column(table, tables.GRADE_COLUMNS, "grade", tables.SCORE_COLUMNS, "run", source)
     grades = tables.numbers(table[g], "grade", locate)
-    return Qrels(table[q], table[d], grades, source=source, duplicates=duplicates, locate=locate)
+    try:
+        return Qrels(table[q], table[d], grades, source=source, duplicates=duplicates, locate=locate)
+    except InputError as e:
+        hint = hints.run_as_qrels(grades)
+        if hint is None:
+            raise
+        raise hints.with_hint(e, hint) from None
+
+
+def _value_column(
+    table: pa.Table, options: tuple[str, ...], what: str, other: tuple[str, ...], other_kind: str, source: str
+) -> str:
+    """The ``what`` column; when there is none but the other kind's column is there (a "grade"
+    column in a run, a "similarity" column in qrels), the error says the files look swapped."""
+    try:
+        return tables.pick_column(table, options, what, source)
+    except InputError as e:
+        names = {c.lower().strip() for c in table.column_names}
+        if not names & set(other):
+            raise
+        raise hints.with_hint(e, hints.swap_hint(other_kind)) from None

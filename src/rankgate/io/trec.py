@@ -36,6 +36,7 @@ from rankgate.core.columns import (
 from rankgate.core.parallel import WORKERS
 from rankgate.errors import InputError
 from rankgate.io import native_scan
+from rankgate.io.hints import swap_hint
 from rankgate.io.source import BOM, DECOMPRESS_ERRORS, block_size_for, open_stream, read_bytes, read_head, sniff_codec
 from rankgate.io.values import plain_float, shown
 
@@ -356,9 +357,9 @@ def diagnose(data: bytes, layout: Layout, source: str, first_line: int = 1) -> N
         if len(fields) < layout.width or (layout.kind == "qrels" and len(fields) > layout.width):
             guess = ""
             if layout.kind == "qrels" and len(fields) == 6:
-                guess = "; this looks like a run line: pass the qrels first, then the run"
+                guess = "; " + swap_hint("run", "line")
             elif layout.kind == "run" and len(fields) == 4:
-                guess = "; this looks like a qrels line: pass the qrels first, then the run"
+                guess = "; " + swap_hint("qrels", "line")
             least = "at least " if layout.kind == "run" else ""  # trec_eval ignores a run line's later fields
             raise InputError(
                 f"expected {least}{layout.width} fields {layout.hint}, found {len(fields)}{guess}",

@@ -21,11 +21,16 @@ The ``*_columns`` forms take a (queries x measures) delta matrix and return one 
 column; columns share the random resamples, and each column gets exactly the value the
 one-measure function gives for it with the same seed.
 
+Every resample count (``n_resamples``, ``n_permutations``; the CLI's ``--resamples`` and
+``--permutations``; the gate file's ``n_resamples``) is an int from `MIN_RESAMPLES` (1) to
+`MAX_RESAMPLES` (10,000,000): one range, defined once here.
+
 scipy is imported inside the functions that need it, so ``import rankgate.stats`` is cheap.
 """
 
 from __future__ import annotations
 
+from rankgate.stats._common import MAX_RESAMPLES, MIN_RESAMPLES
 from rankgate.stats.bootstrap import bootstrap_ci, bootstrap_ci_columns, bootstrap_means
 from rankgate.stats.corrections import adjust_p
 from rankgate.stats.effect import (
@@ -47,8 +52,10 @@ from rankgate.stats.power import minimum_detectable_effect, paired_t_power, quer
 from rankgate.stats.summary import PairedSummary, paired_summary
 from rankgate.stats.tukey import TukeyResult, randomized_tukey_hsd
 
-__all__ = [
+__all__ = [  # noqa: RUF022 - sorted() order, as tests/test_stats.py checks
     "ColumnTestResult",
+    "MAX_RESAMPLES",
+    "MIN_RESAMPLES",
     "PairedSummary",
     "TestResult",
     "TukeyResult",

@@ -40,9 +40,13 @@ BLOCK_ELEMENTS = 1 << 18
 # 65,536 x 4 of them (its SMP threshold), which is what `small_matmul` keeps to.
 GEMM_ONE_THREAD = 1 << 18
 
-# Most resamples (bootstrap, sign flips, shuffles) one call may draw: past this, a p-value or
-# an interval end changes by less than its rounding, and the work (and the bootstrap's matrix
-# of resampled means) grows without bound. 10**12 would run for days or exhaust memory.
+# The one range of every resample count: bootstrap resamples, sign flips and Tukey shuffles,
+# in the API (``n_resamples``, ``n_permutations``), on the command line (``--resamples``,
+# ``--permutations``) and in the gate file (``n_resamples``); docs/statistics.md states it.
+# Past the maximum, a p-value or an interval end changes by less than its rounding, and the
+# work (and the bootstrap's matrix of resampled means) grows without bound: 10**12 would run
+# for days or exhaust memory. Below about 1,000, interval ends and p-values are coarse.
+MIN_RESAMPLES = 1
 MAX_RESAMPLES = 10_000_000
 
 
@@ -109,9 +113,10 @@ def check_int(value: Any, name: str, func: str, *, minimum: int, maximum: int | 
     return int(value)
 
 
-def check_resamples(value: Any, func: str) -> int:
-    """Return ``n_resamples`` as an int between 1 and `MAX_RESAMPLES`."""
-    return check_int(value, "n_resamples", func, minimum=1, maximum=MAX_RESAMPLES)
+def check_resamples(value: Any, func: str, name: str = "n_resamples") -> int:
+    """Return the resample count ``value`` (parameter ``name`` of ``func``) as an int from
+    `MIN_RESAMPLES` to `MAX_RESAMPLES`."""
+    return check_int(value, name, func, minimum=MIN_RESAMPLES, maximum=MAX_RESAMPLES)
 
 
 def check_fraction(value: Any, name: str, func: str) -> float:

@@ -35,6 +35,7 @@ from rankgate.stats._common import (
     as_scores,
     check_choice,
     check_fraction,
+    check_resamples,
 )
 from rankgate.stats.bootstrap import CI_METHODS, bootstrap_ci_columns
 from rankgate.stats.effect import effect_size_columns, win_tie_loss_columns
@@ -93,6 +94,18 @@ class PairedSummary:
     notes: tuple[str, ...] = ()
 
 
+def _checked_options(
+    test: str, ci_method: str, n_resamples: int, n_permutations: int, alpha: float, power: float, func: str
+) -> tuple[str, float, float]:
+    """``paired_summary``'s options checked up front, each message naming its own parameter (not
+    the internal function a count is handed to): the test, alpha and power."""
+    chosen = check_choice(test, "test", func, TESTS)
+    check_choice(ci_method, "ci_method", func, CI_METHODS)
+    check_resamples(n_resamples, func)
+    check_resamples(n_permutations, func, "n_permutations")
+    return chosen, check_fraction(alpha, "alpha", func), check_fraction(power, "power", func)
+
+
 def paired_summary(
     baseline: Any,
     candidate: Any,
@@ -137,10 +150,7 @@ def paired_summary(
     """
     func = "paired_summary"
     base, cand = _paired_matrices(baseline, candidate, func)
-    chosen = check_choice(test, "test", func, TESTS)
-    check_choice(ci_method, "ci_method", func, CI_METHODS)
-    level = check_fraction(alpha, "alpha", func)
-    target = check_fraction(power, "power", func)
+    chosen, level, target = _checked_options(test, ci_method, n_resamples, n_permutations, alpha, power, func)
     n, m = base.shape
     labels = _column_names(names, m, func)
 

@@ -113,8 +113,8 @@ def open_store(
         if not path.exists():
             if not create or read_only:
                 raise InputError(
-                    f"no results store at {path} (it is created by the first `rankgate store add` "
-                    f"or `rankgate gate`; set --store or ${STORE_ENV} to use another)"
+                    f"no results store at {path} (it is created by the first `rankgate store add`, or by "
+                    f"`rankgate gate` given --store or ${STORE_ENV}; set --store or ${STORE_ENV} to use another)"
                 )
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
