@@ -18,6 +18,11 @@ The width policy, in one place: `to_text`, which every renderer that returns tex
 No cell is ever cut with an ellipsis ("…"): a column that shrinks wraps its cells between words.
 `console`, for the verbs that print as they go (``demo``, ``measures``), keeps the first rule for
 text (never wrapped in a log) and gives tables a canvas of `LOG_WIDTH` columns there.
+
+rich measures and draws a table cell by cell (~100-200 µs a cell: seconds for a per-query table of
+thousands of queries). A table of one-line cells that fits its width is written out by
+`_fast_table_text` instead, byte for byte what rich writes (tests/test_render_fast_tables.py);
+any other table goes through rich.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from typing import Any, Literal
 
 LOG_WIDTH = 200  # columns of the canvas `console` gives a CI log (its text is never wrapped)
 NO_LIMIT = 10_000  # columns of the canvas `to_text` measures on when no width is imposed
+FAST_TABLES = True  # False: every table goes through rich (tests compare the two paths byte for byte)
 
 Width = int | None | Literal["auto"]  # columns of a terminal; None: not a terminal; "auto": stdout's
 _LAYOUT: ContextVar[Width] = ContextVar("rankgate_layout", default="auto")
@@ -162,14 +168,24 @@ def _part_text(part: Any, columns: int | None) -> str:
 
     if isinstance(part, Group):
         return "".join(_part_text(p, columns) for p in part.renderables)
+    if isinstance(part, Table):
+        fast = _fast_table_text(part, columns) if FAST_TABLES else None
+        return fast if fast is not None else _rich_table_text(part, columns)
     probe = _canvas(NO_LIMIT)
     out = io.StringIO()
-    if not isinstance(part, Table):
-        if columns is None:  # not a terminal: one line per line, whatever its length
-            _canvas(max(Measurement.get(probe, probe.options, part).maximum, 1), out).print(part, soft_wrap=True)
-        else:
-            _canvas(columns, out).print(part)
-        return out.getvalue()
+    if columns is None:  # not a terminal: one line per line, whatever its length
+        _canvas(max(Measurement.get(probe, probe.options, part).maximum, 1), out).print(part, soft_wrap=True)
+    else:
+        _canvas(columns, out).print(part)
+    return out.getvalue()
+
+
+def _rich_table_text(part: Any, columns: int | None) -> str:
+    """A table laid out by rich: `_laid_out`, then rich renders it (each a pass over every cell)."""
+    from rich.measure import Measurement
+
+    probe = _canvas(NO_LIMIT)
+    out = io.StringIO()
     table, width = _laid_out(part, columns)
     # a title or caption wider than the table would wrap at the table's width: it becomes a line of its own
     above: list[Any] = []
@@ -217,3 +233,155 @@ def _laid_out(table: Any, columns: int | None) -> tuple[Any, int]:
         widths[i] -= 1
     out.columns = [dataclasses.replace(c, width=w) for c, w in zip(out.columns, widths, strict=True)]
     return out, natural - shrink
+
+
+_JUSTIFY = ("left", "center", "right")
+
+
+def _fast_table_text(table: Any, columns: int | None) -> str | None:
+    """What `_rich_table_text` gives for ``table``, in one pass over its cells (rich takes two,
+    ~100-200 µs a cell); None when ``table`` uses anything not replicated here, for rich to lay out.
+
+    Replicated: cells of one line that fit as they are (no limit, or the table fits ``columns``: no
+    column shrinks, no cell wraps), any box, a header, sections (``end_section``, ``show_lines``),
+    left and right padding with ``pad_edge`` and ``collapse_padding``, left, center and right
+    justification, titles and captions (inside, or a line of their own when wider than the table).
+    Styles need nothing: the canvas has no colours. tests/test_render_fast_tables.py holds the
+    two paths to the same bytes.
+    """
+    if (
+        not table.columns
+        or table.width is not None  # width, min_width, expand: rich stretches the columns
+        or table.min_width is not None
+        or table.expand
+        or table.show_footer
+        or table.leading
+        or table.padding[0]  # blank lines above or below each cell
+        or table.padding[2]
+    ):
+        return None
+    probe = _canvas(NO_LIMIT)
+    cells = _fast_columns(table, probe)
+    if cells is None:
+        return None
+    widths, rendered = cells
+    box = table.box and table.box.substitute(
+        probe.options, safe=probe.safe_box if table.safe_box is None else table.safe_box
+    )
+    box = box.get_plain_headed_box() if box and not table.show_header else box
+    width = sum(widths) + ((len(widths) - 1) + 2 * table.show_edge if box else 0)
+    if width > (NO_LIMIT if columns is None else min(columns, NO_LIMIT)):
+        return None  # too wide: rich shrinks columns (`_laid_out`)
+    title = _annotation(table.title, table.title_justify, width, columns, probe)
+    caption = _annotation(table.caption, table.caption_justify, width, columns, probe)
+    if title is None or caption is None:
+        return None
+    lines = _fast_lines(table, box, widths, list(zip(*rendered, strict=True)))
+    return title[0] + title[1] + "".join(f"{line}\n" for line in lines) + caption[1] + caption[0]
+
+
+def _fast_columns(table: Any, probe: Any) -> tuple[list[int], list[list[str]]] | None:
+    """Each column's width and its cells (header first) padded to it; None if a cell is not one
+    plain line or rich would not draw the column at the width it measures."""
+    _, right, _, left = table.padding
+    last = len(table.columns) - 1
+    widths: list[int] = []
+    rendered: list[list[str]] = []
+    for i, column in enumerate(table.columns):
+        if (column.width, column.min_width, column.max_width, column.ratio) != (None, None, None, None):
+            return None
+        if column.justify not in _JUSTIFY:
+            return None
+        raw = [column.header, *column.cells] if table.show_header else list(column.cells)
+        if not raw or len(raw) != len(table.rows) + table.show_header:  # no cells; a column added after rows
+            return None
+        cells = [line for line in (_one_line(cell, probe) for cell in raw) if line is not None]
+        if len(cells) != len(raw):
+            return None
+        first, end = i == 0, i == last
+        # the padding rich draws (`Table._get_cells`) and the one it measures the column with
+        # (`Table._get_padding_width`): where they differ (collapse_padding) its cells wrap
+        pad_left = left if first or not table.collapse_padding else max(0, left - right)
+        pad_left = 0 if first and not table.pad_edge else pad_left
+        pad_right = 0 if end and not table.pad_edge else right
+        measured = (0 if table.collapse_padding or (first and not table.pad_edge) else left) + pad_right
+        content = max((n for _, n in cells), default=0)
+        if pad_left + pad_right != measured or content + measured == 0:  # rich widens an empty column to 1
+            return None
+        gap_left, gap_right = " " * pad_left, " " * pad_right
+        rendered.append([f"{gap_left}{_justify(t, n, content, column.justify)}{gap_right}" for t, n in cells])
+        widths.append(content + measured)
+    return widths, rendered
+
+
+def _fast_lines(table: Any, box: Any, widths: list[int], rows: list[tuple[str, ...]]) -> list[str]:
+    """The table's lines, as `rich.table.Table._render` draws them, from its rows of padded cells."""
+    if not box:
+        return ["".join(row) for row in rows]
+    lines = [box.get_top(widths)] if table.show_edge else []
+    for r, row in enumerate(rows):
+        # the first row takes the box's head characters, the last its foot ones, the rest its mid ones
+        part = "head" if r == 0 else "foot" if r == len(rows) - 1 else "mid"
+        left_edge, right_edge = (getattr(box, f"{part}_{side}") for side in ("left", "right"))
+        if not table.show_edge:
+            left_edge = right_edge = ""
+        lines.append(left_edge + getattr(box, f"{part}_vertical").join(row) + right_edge)
+        if r == 0 and table.show_header:
+            lines.append(box.get_row(widths, "head", edge=table.show_edge))
+        elif r < len(rows) - 1 and (table.show_lines or table.rows[r - table.show_header].end_section):
+            lines.append(box.get_row(widths, "row", edge=table.show_edge))
+    if table.show_edge:
+        lines.append(box.get_bottom(widths))
+    return lines
+
+
+def _one_line(cell: Any, probe: Any) -> tuple[str, int] | None:
+    """``cell``'s text and its width in columns, if rich draws it as one line of just those
+    characters (a str, or a `rich.text.Text` that sets no layout of its own); else None."""
+    if type(cell) is str:
+        text = probe.render_str(cell).plain if ":" in cell else cell  # as rich does, ":smile:" is an emoji
+    else:
+        from rich.text import Text
+
+        if type(cell) is not Text or cell.justify is not None or cell.overflow is not None or cell.end != "\n":
+            return None
+        text = cell.plain
+    if not text.isprintable():  # newlines, tabs, control and format characters, spaces other than " "
+        return None
+    if text.isascii():
+        return text, len(text)
+    from rich.cells import cell_len
+
+    # a zero-width character (a combining mark, a variation selector) makes rich count characters and
+    # cells apart (`Text.rstrip_end`): CJK and emoji are 2 columns each, the rest 1
+    return (text, cell_len(text)) if all(cell_len(c) for c in text) else None
+
+
+def _justify(text: str, n: int, width: int, justify: str) -> str:
+    """``text``, ``n`` columns wide, justified in ``width`` columns as rich does it
+    (`rich.containers.Lines.justify`: trailing spaces go before centering or right-aligning).
+
+    >>> [_justify("ab ", 3, 6, j) for j in ("left", "center", "right")]
+    ['ab    ', '  ab  ', '    ab']
+    """
+    if justify == "left":
+        return text + " " * (width - n)
+    stripped = text.rstrip()
+    space = width - n + len(text) - len(stripped)
+    if justify == "right":
+        return " " * space + stripped
+    return " " * (space // 2) + stripped + " " * (space - space // 2)
+
+
+def _annotation(text: Any, justify: str, width: int, columns: int | None, probe: Any) -> tuple[str, str] | None:
+    """A title or caption of a table ``width`` columns wide, as (a line of its own, a line in the
+    table); None where rich lays it out otherwise (it wraps, or is not one line)."""
+    if text is None:
+        return "", ""
+    line = _one_line(text, probe)
+    if line is None or justify not in _JUSTIFY:
+        return None
+    plain, n = line
+    if n > width:  # a line of its own (`_rich_table_text`) as it is, unless it wraps at the terminal
+        return None if columns is not None and n > columns else (f"{plain}\n", "")
+    return ("", f"{_justify(plain, n, width, justify)}\n") if text else ("", "")
