@@ -161,7 +161,9 @@ def test_a_run_scored_with_small_whole_numbers_gets_no_warning(tmp_path: Path) -
     for name, rows in (("a.tsv", not_grades), ("b.tsv", unjudged), ("c.txt", not_grades)):
         run = _write(tmp_path, name, rows, "score")
         assert not [w for w in _warnings(qrels, run) if "looks like the qrels" in w], name
-    assert QRELS_AS_RUN in _warnings(qrels, _write(tmp_path, "d.txt", QRELS_ROWS[:3], "score"))  # a TREC run, too
+    toy = _write(tmp_path, "e.txt", QRELS_ROWS[:3], "score")  # scored with the grades, but no two alike
+    assert not [w for w in _warnings(qrels, toy) if "looks like the qrels" in w]
+    assert QRELS_AS_RUN in _warnings(qrels, _write(tmp_path, "d.txt", QRELS_ROWS[3:], "score"))  # a TREC run, too
 
 
 @pytest.mark.parametrize(

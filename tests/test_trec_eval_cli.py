@@ -309,3 +309,22 @@ def test_duplicate_judgment_hint_fits_trec_eval(capsys, tmp_path):
     assert f"{q}:2: duplicate judgment of document 'd1'" in err
     assert "--duplicates)" not in err and "duplicates='first'" not in err  # no option this command lacks
     assert "trec_eval refuses them too; `rankgate eval --duplicates first|max` reads such qrels" in err
+
+
+def test_query_ids_with_non_ascii_spaces_are_printed_as_trec_eval_prints_them(capsys, tmp_path):
+    """trec_eval splits on C's ASCII whitespace only: U+00A0, U+2028 or \\x1c are id characters, so
+    ``-q`` prints them; a TREC run writer refuses only what a reader would split on."""
+    from rankgate.core.run import Run
+    from rankgate.errors import InputError
+    from rankgate.io.writers import write_run
+
+    ids = ["q\u00a0x", "q\u2028y", "q\x1cz"]
+    (tmp_path / "q").write_text("".join(f"{q} 0 e 1\n" for q in ids))
+    (tmp_path / "r").write_text("".join(f"{q} Q0 e 1 1 t\n" for q in ids))
+    code, out, err = invoke(capsys, "trec_eval", "-q", "-m", "num_ret", str(tmp_path / "q"), str(tmp_path / "r"))
+    assert code == 0, err
+    lines = out.rstrip("\n").split("\n")  # not splitlines(): it would cut at U+2028 and \x1c
+    assert [line.split("\t")[1] for line in lines] == [*sorted(ids, key=str.encode), "all"]
+    write_run(Run.from_dict({ids[0]: {"d": 1.0}}), tmp_path / "ok.txt")
+    with pytest.raises(InputError, match="holds whitespace"):
+        write_run(Run.from_dict({"q\v1": {"d": 1.0}}), tmp_path / "bad.txt")

@@ -110,3 +110,28 @@ def test_runid_is_the_last_lines_tag(tmp_path, text, tag):
 def test_runid_found_beyond_the_first_tail_read(tmp_path):
     text = b"q1 Q0 d1 1 2 mine\n" + b"#" * 200_000 + b"\n"
     assert last_run_tag(_put(tmp_path, text)) == "mine"
+
+
+@pytest.mark.parametrize(
+    ("kind", "text"),
+    [("run", b"q1 Q0 d1 1 2 t\nq1 Q0 a\x00b 2 1 t\n"), ("qrels", b"q1 0 d1 1\nq1 0 d2 1\x00\n")],
+    ids=["run-doc-id", "qrels-grade"],
+)
+def test_a_nul_byte_is_refused_where_trec_eval_would_end_the_field(tmp_path, kind, text):
+    """trec_eval's C strings end at a NUL: it would read the doc id 'a' (or grade 1), not what the
+    line shows. Refused at its line by the whole-file reader and the streamed one."""
+    path = _put(tmp_path, text)
+    read = read_run if kind == "run" else read_qrels
+    with pytest.raises(InputError, match=r"f\.txt:2: a NUL byte"):
+        read(path)
+    with pytest.raises(InputError, match=r"f\.txt:2: a NUL byte"):
+        _streamed(path, kind)
+
+
+@pytest.mark.parametrize("name", ["qrels.txt", "qrels"])
+def test_tab_separated_qrels_whose_first_query_is_a_header_word_are_read_as_trec(tmp_path, name):
+    """A header holds no number; "topic<TAB>0<TAB>a<TAB>1" is a TREC line (a query named topic), not TSV."""
+    path = _put(tmp_path, b"topic\t0\ta\t1\nq\t0\ta\t2\n", name)
+    assert read_qrels(path).to_dict() == {"topic": {"a": 1}, "q": {"a": 2}}
+    header = _put(tmp_path, b"query-id\tcorpus-id\tscore\nq\ta\t1\n", "beir.txt")
+    assert read_qrels(header).to_dict() == {"q": {"a": 1}}  # a header still makes a TSV

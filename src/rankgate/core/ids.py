@@ -11,6 +11,10 @@ import pyarrow as pa
 from rankgate.core.columns import Interned, first_empty, intern_ordered
 from rankgate.errors import InputError
 
+TREC_SEPARATORS = " \t\n\r\v\f"
+"""What a TREC line splits on (trec_eval's ``isspace`` in the C locale, and rankgate's reader): an id
+holding one cannot be written to a TREC file; any other character (U+00A0, U+2028) can."""
+
 RowLocator = Callable[[int], str]
 """Maps a 0-based input row to where it came from, e.g. ``"run.txt:17"``."""
 

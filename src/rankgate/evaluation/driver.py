@@ -119,10 +119,16 @@ def evaluate_in_memory(
 
 
 def _run_is_qrels(q: Qrels, r: Run) -> bool:
-    """Whether every row of ``r`` is a judged document scored with its grade, as when the qrels are
-    passed as the run (in a format whose shape is the same either way). The join runs only for a
-    run whose scores are all small whole numbers (`grade_like`: a few thousand scores read)."""
+    """Whether every row of ``r`` is a judged document scored with its grade, and some query gives
+    two documents one score, as when the qrels are passed as the run (in a format whose shape is
+    the same either way; grades tie, a toy run scored 2, 1 against grades 2, 1 does not). The join
+    runs only for a run whose scores are all small whole numbers (`grade_like`: a few thousand
+    scores read)."""
     if not r.num_rows or grade_like(r.scores) is None:
+        return False
+    same = r.scores[1:] == r.scores[:-1]  # stored by score within each query: ties are neighbours
+    same[r.offsets[1:-1] - 1] = False  # not across two queries
+    if not same.any():
         return False
     rows, qrels_rows = join(q, r)
     return len(rows) == r.num_rows and bool(np.array_equal(r.scores[rows], q.grades[qrels_rows]))

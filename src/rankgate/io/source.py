@@ -231,12 +231,23 @@ def sniff_format(data: bytes) -> str:
         first_line = stripped.split(b"\n", 1)[0].strip()
         return "jsonl" if first_line.endswith(b"}") and b"\n{" in stripped.replace(b"\r\n", b"\n") else "json"
     first = stripped.split(b"\n", 1)[0].rstrip(b"\r").lower()
-    # A header's first field is a column name; a TREC line's is a query id such as "query1".
+    # A header's first field is a column name; a TREC line's is a query id such as "query1", or
+    # even "topic": a header holds no number, where a TREC line has its grade (or rank and score).
     header_words = (b"query", b"qid", b"query-id", b"query_id", b"queryid", b"topic", b"topic_id", b"q_id")
     for delimiter, fmt in ((b"\t", "tsv"), (b",", "csv")):
-        if delimiter in first and first.split(delimiter, 1)[0].strip().strip(b'"') in header_words:
+        fields = [f.strip().strip(b'"') for f in first.split(delimiter)]
+        if delimiter in first and fields[0] in header_words and not any(_is_number(f) for f in fields[1:]):
             return fmt
     return "trec"
+
+
+def _is_number(field: bytes) -> bool:
+    """Whether ``field`` reads as a number (a TREC line's grade, rank or score; no column name does)."""
+    try:
+        float(field)
+    except ValueError:
+        return False
+    return True
 
 
 @contextlib.contextmanager

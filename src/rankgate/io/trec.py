@@ -244,6 +244,15 @@ def parse(data: bytes, layout: Layout, source: str, first_line: int = 1) -> Pars
         data = data[len(BOM) :]
     if not data.strip():
         raise InputError(f"file is empty: expected {layout.kind} lines like {layout.hint}", source=source)
+    if b"\0" in data:  # trec_eval's C strings end there: it would read another id (or number) than the line shows
+        at = data.index(b"\0")
+        line = split_lines(data)[count_line_ends(data[:at])]
+        raise InputError(
+            "a NUL byte, where trec_eval would see the field end; remove it",
+            source=source,
+            line=first_line + count_line_ends(data[:at]),
+            text=line.decode("utf-8", "replace"),
+        )
     clean = normalize(data, layout)
     if not clean.strip():
         raise InputError(f"file holds only comments: expected {layout.kind} lines like {layout.hint}", source=source)

@@ -30,6 +30,7 @@ import pyarrow as pa
 
 from rankgate.core import arrow_compute as pc
 from rankgate.core.columns import as_string_array, column_to_numpy
+from rankgate.core.ids import TREC_SEPARATORS
 from rankgate.core.qrels import Qrels
 from rankgate.core.run import Run
 from rankgate.errors import InputError
@@ -132,10 +133,13 @@ def write_qrels(qrels: Qrels, path: str | os.PathLike[str], *, format: str | Non
     _write(path, _encode(table, fmt, "score"), codec)
 
 
+_SEPARATOR_PATTERN = "[" + "".join(f"\\x{ord(c):02x}" for c in TREC_SEPARATORS) + "]"  # RE2, hex escapes
+
+
 def _check_trec_ids(path: str | os.PathLike[str], *columns: pa.Array | pa.ChunkedArray) -> None:
     """TREC fields are split on whitespace: an id holding some would be read back as other fields."""
     for what, column in zip(("query id", "document id"), columns, strict=True):
-        bad = pc.filter(column, pc.match_substring_regex(column, r"\s"))
+        bad = pc.filter(column, pc.match_substring_regex(column, _SEPARATOR_PATTERN))
         if len(bad):
             raise InputError(
                 f"{what} {bad[0].as_py()!r} holds whitespace, which a TREC file cannot: write .jsonl, .csv, "

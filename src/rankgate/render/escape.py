@@ -92,15 +92,17 @@ def code_span(text: object) -> str:
 def trec_id(qid: str) -> str:
     """``qid`` for a trec_eval line, which splits on whitespace: an id holding any is refused.
 
-    >>> trec_id("q1")
-    'q1'
+    >>> trec_id("q1"), trec_id("q\\xa0x")
+    ('q1', 'q\\xa0x')
     >>> trec_id("q\\t1")
     Traceback (most recent call last):
     rankgate.errors.InputError: query id 'q\\t1' holds whitespace, which --format trec (trec_eval's \
 whitespace-separated lines) cannot hold; use --format jsonl, csv or json
     """
-    if qid and not any(c.isspace() for c in qid):
-        return qid
+    from rankgate.core.ids import TREC_SEPARATORS
+
+    if qid and not any(c in TREC_SEPARATORS for c in qid):
+        return qid  # U+00A0 and the like are id characters to trec_eval, which splits on ASCII whitespace only
     what = "holds whitespace" if qid else "is empty"
     raise InputError(
         f"query id {qid!r} {what}, which --format trec (trec_eval's whitespace-separated lines) "
