@@ -15,7 +15,7 @@ import pytest
 from rankgate.errors import InputError
 from rankgate.io import blocks
 from rankgate.io.readers import read_qrels, read_run
-from rankgate.io.trec import last_run_tag
+from rankgate.io.run_tag import last_run_tag
 
 PLAIN_RUN = {"q1": {"d1": 2.5, "d2": 1.5}, "q2": {"d3": 1.0}}
 PLAIN_QRELS = {"q1": {"d1": 1, "d2": 2}}

@@ -46,7 +46,7 @@ from rankgate.evaluation.results import Results
 from rankgate.evaluation.session import Session
 from rankgate.evaluation.settings import Settings
 from rankgate.io.readers import read_run
-from rankgate.io.trec import last_run_tag
+from rankgate.io.run_tag import last_run_tag
 from rankgate.measures.registry import Measure
 from rankgate.measures.trec_names import recall_levels
 

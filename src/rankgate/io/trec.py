@@ -13,7 +13,6 @@ with it, so errors always name ``file:line`` and the offending text.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -421,34 +420,6 @@ def _locator(load: Callable[[], bytes], source: str, first_line: int = 1, kind: 
         return f"{source}:{cache[row]}" if 0 <= row < len(cache) else f"{source} row {row + 1}"
 
     return locate
-
-
-def last_run_tag(path: str) -> str:
-    """The sixth field of the last data line of a run file: what trec_eval prints as ``runid``.
-
-    Reads the file's tail only, unless the file is compressed.
-    """
-    if sniff_codec(path) is None:
-        size = os.path.getsize(path)
-        step = 1 << 16
-        with open(path, "rb") as f:
-            while True:
-                start = max(0, size - step)
-                f.seek(start)
-                tail = f.read(size - start)
-                tag = _last_tag(tail if start == 0 else tail[tail.find(b"\n") + 1 :])
-                if tag is not None or start == 0:
-                    return tag or ""
-                step *= 4
-    return _last_tag(read_bytes(path)) or ""
-
-
-def _last_tag(data: bytes) -> str | None:
-    for line in reversed(split_lines(data)):
-        if is_content(line, "run"):
-            fields = line.split()
-            return fields[5].decode("utf-8", "replace") if len(fields) >= 6 else None
-    return None
 
 
 def write_run_lines(rows: list[tuple[str, str, int, float]], tag: str) -> str:
