@@ -4,8 +4,9 @@
 One query per row: on MS MARCO dev's 6,980 queries the table is thousands of rows, and rich lays
 a table out cell by cell (about 150 us a cell), so the text table took longer than the
 evaluation. The table's own path (`rankgate.render.terminal._fast_table_text`) is timed beside
-rich's (``FAST_TABLES = False``), and the two must give the same text; json and csv are there
-for scale. In-process, best of ``--repeat``, after one evaluation of the shape's files:
+rich's (``FAST_TABLES = False``), and the two must give the same text; then the table with
+intervals (``--ci``: each under its mean on the ``all`` row); json and csv are there for
+scale. In-process, best of ``--repeat``, after one evaluation of the shape's files:
 
     python bench/render_speed.py                             # base at 6,980,000 lines
     python bench/render_speed.py --shapes base,numeric --lines 200000 --repeat 5
@@ -48,8 +49,8 @@ def main() -> int:
     ap.add_argument("--workdir", default="/tmp/rankgate-bench")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    print("| shape | queries | table | table, rich alone | json | csv |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("| shape | queries | table | table, rich alone | table with --ci | json | csv |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for name in args.shapes.split(","):
         meta = ensure_shape(args.workdir, name, args.lines)
         results = evaluate(read_qrels(meta["qrels"]), read_run(meta["run"]), MEASURES)
@@ -61,10 +62,12 @@ def main() -> int:
             terminal.FAST_TABLES = True
         if fast_text != slow_text:
             raise SystemExit(f"{name}: the table's own path and rich's wrote different text")
+        with_ci, _ = best_of(args.repeat, "table", results.with_confidence_intervals(n_resamples=1_000))
         json_s, _ = best_of(args.repeat, "json", results)
         csv_s, _ = best_of(args.repeat, "csv", results)
         n = len(results.query_ids)
-        print(f"| {name} | {n:,} | {fast:.3f} s | {slow:.3f} s | {json_s:.3f} s | {csv_s:.3f} s |", flush=True)
+        cells = f"{fast:.3f} s | {slow:.3f} s | {with_ci:.3f} s | {json_s:.3f} s | {csv_s:.3f} s"
+        print(f"| {name} | {n:,} | {cells} |", flush=True)
     return 0
 
 

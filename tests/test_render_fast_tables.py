@@ -143,6 +143,11 @@ def random_spec(seed: int) -> Spec:
     rows = []
     for _ in range(rng.choice([0, 1, 2, 3, 5, 9])):
         cells = [_text(rng, features) for _ in range(n_columns)]
+        for j, cell in enumerate(cells):
+            if type(cell) is str and cell.strip() and rng.random() < 0.15:  # lines under it (a CI under a mean)
+                below = [str(_text(rng, features)) or "x" for _ in range(rng.randint(1, 3))]
+                cells[j] = "\n".join([cell, *below])
+                features.add("multi-line")
         rows.append((cells, rng.random() < 0.2, rng.choice([None, None, "dim", "on red"])))
     annotation_words = rng.choice([1, 3, 12])  # titles narrower and wider than the table
     spec = Spec(
@@ -218,7 +223,7 @@ def test_the_random_tables_cover_what_the_fast_path_replicates() -> None:
             taken.update(_features_taken(spec))
     assert n_fast >= N_TABLES // 2, n_fast
     wanted = {f"box={name}" for name in BOXES} | {f"justify={j}" for j in ("left", "center", "right")}
-    wanted |= {"cjk", "emoji", "emoji-code", "brackets", "trailing-space", "empty", "text-cells"}
+    wanted |= {"cjk", "emoji", "emoji-code", "brackets", "trailing-space", "empty", "text-cells", "multi-line"}
     wanted |= {"width=None", "width=exact", "width>table", "title-line", "title-inside", "caption-line"}
     wanted |= {"caption-inside", "no-header", "no-edge", "sections", "show_lines", "collapse_padding", "no-pad-edge"}
     assert wanted <= set(taken), sorted(wanted - set(taken))
@@ -288,6 +293,19 @@ def _table(*rows: Any, **options: Any) -> Table:
     return t
 
 
+def _two_line_header() -> Table:
+    t = _table(["q", "0.5"])
+    t.columns[1].header = "mean\nCI"
+    return t
+
+
+def test_a_mean_with_its_interval_under_it_takes_the_fast_path() -> None:
+    """The `all` row of ``eval --per-query --ci``: rows as tall as their tallest cell."""
+    for build in (lambda: _table(["all", "0.5\n[0.4, 0.6]"], ["q1", "0.25"]), lambda: _table(["a\nb\nc", "1"])):
+        assert _fast_table_text(build(), None) is not None
+        assert _fast_table_text(build(), None) == _rich_table_text(build(), None)
+
+
 def _nested() -> Table:
     return _table(["q1", _table(["a", "b"])])
 
@@ -319,7 +337,8 @@ def _empty_column() -> Table:
 
 
 OUTSIDE: dict[str, tuple[Callable[[], Table], int | None]] = {
-    "a mean with its interval under it": (lambda: _table(["all", "0.5\n[0.4, 0.6]"]), None),
+    "a blank line in a cell": (lambda: _table(["all", "0.5\n\n[0.4, 0.6]"]), None),
+    "a header of two lines": (lambda: _two_line_header(), None),
     "a tab": (lambda: _table(["q\t1", "0.5"]), None),
     "a combining accent": (lambda: _table(["e\u0301", "0.5"]), None),
     "an emoji with a variation selector": (lambda: _table(["❤️", "0.5"]), None),

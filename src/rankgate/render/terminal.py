@@ -242,10 +242,12 @@ def _fast_table_text(table: Any, columns: int | None) -> str | None:
     """What `_rich_table_text` gives for ``table``, in one pass over its cells (rich takes two,
     ~100-200 µs a cell); None when ``table`` uses anything not replicated here, for rich to lay out.
 
-    Replicated: cells of one line that fit as they are (no limit, or the table fits ``columns``: no
-    column shrinks, no cell wraps), any box, a header, sections (``end_section``, ``show_lines``),
-    left and right padding with ``pad_edge`` and ``collapse_padding``, left, center and right
-    justification, titles and captions (inside, or a line of their own when wider than the table).
+    Replicated: cells that fit as they are (no limit, or the table fits ``columns``: no column
+    shrinks, no cell wraps), of one line or, for a ``str`` below the header, several (each
+    justified, the row as tall as its tallest cell, the others' lines at the top), any box, a
+    header, sections (``end_section``, ``show_lines``), left and right padding with ``pad_edge``
+    and ``collapse_padding``, left, center and right justification, titles and captions (inside,
+    or a line of their own when wider than the table).
     Styles need nothing: the canvas has no colours. tests/test_render_fast_tables.py holds the
     two paths to the same bytes.
     """
@@ -281,8 +283,9 @@ def _fast_table_text(table: Any, columns: int | None) -> str | None:
 
 
 def _fast_columns(table: Any, probe: Any) -> tuple[list[int], list[list[str]]] | None:
-    """Each column's width and its cells (header first) padded to it; None if a cell is not one
-    plain line or rich would not draw the column at the width it measures."""
+    """Each column's width and its cells (header first) padded to it, a cell's lines joined by
+    "\\n"; None if a cell is not plain lines (`_column_cells`) or rich would not draw the column at
+    the width it measures."""
     _, right, _, left = table.padding
     last = len(table.columns) - 1
     widths: list[int] = []
@@ -295,8 +298,10 @@ def _fast_columns(table: Any, probe: Any) -> tuple[list[int], list[list[str]]] |
         raw = [column.header, *column.cells] if table.show_header else list(column.cells)
         if not raw or len(raw) != len(table.rows) + table.show_header:  # no cells; a column added after rows
             return None
-        cells = [line for line in (_one_line(cell, probe) for cell in raw) if line is not None]
-        if len(cells) != len(raw):
+        if column.vertical != "top":  # where rich puts a short cell's lines in a taller row
+            return None
+        cells = _column_cells(raw, probe, header=table.show_header)
+        if cells is None:
             return None
         first, end = i == 0, i == last
         # the padding rich draws (`Table._get_cells`) and the one it measures the column with
@@ -305,19 +310,47 @@ def _fast_columns(table: Any, probe: Any) -> tuple[list[int], list[list[str]]] |
         pad_left = 0 if first and not table.pad_edge else pad_left
         pad_right = 0 if end and not table.pad_edge else right
         measured = (0 if table.collapse_padding or (first and not table.pad_edge) else left) + pad_right
-        content = max((n for _, n in cells), default=0)
+        content = max((n for cell in cells for _, n in (cell if isinstance(cell, list) else [cell])), default=0)
         if pad_left + pad_right != measured or content + measured == 0:  # rich widens an empty column to 1
             return None
         gap_left, gap_right = " " * pad_left, " " * pad_right
-        rendered.append([f"{gap_left}{_justify(t, n, content, column.justify)}{gap_right}" for t, n in cells])
+        rendered.append(
+            [
+                f"{gap_left}{_justify(*cell, content, column.justify)}{gap_right}"
+                if isinstance(cell, tuple)
+                else "\n".join(f"{gap_left}{_justify(t, n, content, column.justify)}{gap_right}" for t, n in cell)
+                for cell in cells
+            ]
+        )
         widths.append(content + measured)
     return widths, rendered
 
 
+def _column_cells(raw: list[Any], probe: Any, *, header: bool) -> list[tuple[str, int] | list[tuple[str, int]]] | None:
+    """A column's cells as `_one_line` reads them; a ``str`` below the header may hold several lines
+    (an interval under its mean), none blank: a list of them. None where rich lays one out otherwise
+    (a header's lines would sit at the bottom of its row)."""
+    cells: list[tuple[str, int] | list[tuple[str, int]]] = []
+    for j, cell in enumerate(raw):
+        if type(cell) is str and "\n" in cell:
+            lines = [_one_line(part, probe) for part in cell.split("\n")]
+            kept = [line for line in lines if line is not None and line[0]]
+            if (header and j == 0) or len(kept) != len(lines):
+                return None
+            cells.append(kept)
+            continue
+        line = _one_line(cell, probe)
+        if line is None:
+            return None
+        cells.append(line)
+    return cells
+
+
 def _fast_lines(table: Any, box: Any, widths: list[int], rows: list[tuple[str, ...]]) -> list[str]:
-    """The table's lines, as `rich.table.Table._render` draws them, from its rows of padded cells."""
+    """The table's lines, as `rich.table.Table._render` draws them, from its rows of padded cells
+    (a cell of several lines is as they are joined by "\\n": its row is that tall, `_row_lines`)."""
     if not box:
-        return ["".join(row) for row in rows]
+        return [line for row in rows for line in _row_lines(row, widths, "")]
     lines = [box.get_top(widths)] if table.show_edge else []
     for r, row in enumerate(rows):
         # the first row takes the box's head characters, the last its foot ones, the rest its mid ones
@@ -325,7 +358,9 @@ def _fast_lines(table: Any, box: Any, widths: list[int], rows: list[tuple[str, .
         left_edge, right_edge = (getattr(box, f"{part}_{side}") for side in ("left", "right"))
         if not table.show_edge:
             left_edge = right_edge = ""
-        lines.append(left_edge + getattr(box, f"{part}_vertical").join(row) + right_edge)
+        lines.extend(
+            left_edge + line + right_edge for line in _row_lines(row, widths, getattr(box, f"{part}_vertical"))
+        )
         if r == 0 and table.show_header:
             lines.append(box.get_row(widths, "head", edge=table.show_edge))
         elif r < len(rows) - 1 and (table.show_lines or table.rows[r - table.show_header].end_section):
@@ -333,6 +368,19 @@ def _fast_lines(table: Any, box: Any, widths: list[int], rows: list[tuple[str, .
     if table.show_edge:
         lines.append(box.get_bottom(widths))
     return lines
+
+
+def _row_lines(row: tuple[str, ...], widths: list[int], divider: str) -> list[str]:
+    """One row's lines: its cells side by side; a cell of several lines (joined by "\\n") makes the
+    row that tall, the shorter cells filled with blank lines below."""
+    if not any("\n" in cell for cell in row):  # the usual row: one line
+        return [divider.join(row)]
+    cells = [cell.split("\n") for cell in row]
+    height = max(map(len, cells))
+    return [
+        divider.join(cell[i] if i < len(cell) else " " * width for cell, width in zip(cells, widths, strict=True))
+        for i in range(height)
+    ]
 
 
 def _one_line(cell: Any, probe: Any) -> tuple[str, int] | None:
