@@ -201,8 +201,8 @@ def _run(opts: dict[str, Any]) -> None:
     """Pool and judge with the group's options, print the report, exit 1 when the pool is left incomplete."""
     from rankgate.label.pipeline import job_from_options, run_job
     from rankgate.label.runner import Estimate
-    from rankgate.render.eval import to_text
     from rankgate.render.label import estimate_table
+    from rankgate.render.terminal import to_text
 
     fmt, per_query = opts.pop("fmt"), opts.pop("per_query")
     renames = {"queries_path": "queries", "judge_kind": "judge", "prompt_path": "prompt", "existing_path": "existing"}
@@ -250,8 +250,8 @@ def _exit_when_incomplete(report: LabelReport) -> None:
 def _show(result: JobResult, fmt: str, per_query: bool) -> None:
     """Print the labeling report, coverage and outputs as JSON or tables."""
     from rankgate.label.export import coverage, label_distribution
-    from rankgate.render.eval import to_text
     from rankgate.render.label import coverage_digest, coverage_table, report_table
+    from rankgate.render.terminal import to_text
 
     report = result.report
     cov = coverage(report.per_query, report.judgments, report.failed)

@@ -58,9 +58,9 @@ def agreement_command(
     from rankgate.label.agreement import label_agreement, ranking_correlation
     from rankgate.label.prompts import SCALES
     from rankgate.label.raters import fill_unjudged, multi_rater_agreement
-    from rankgate.render.eval import to_text
     from rankgate.render.label import agreement_tables
     from rankgate.render.ppi import raters_tables
+    from rankgate.render.terminal import to_text
 
     if len(files) < 2:
         raise click.UsageError("give two or more judgment files")

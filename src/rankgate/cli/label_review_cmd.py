@@ -142,7 +142,7 @@ def judges_command(store_path: str, fmt: str) -> None:
     from rich.table import Table
 
     from rankgate.label.store import JudgmentStore
-    from rankgate.render.eval import to_text
+    from rankgate.render.terminal import to_text
 
     with JudgmentStore(store_path) as store:
         rows = store.judges()

@@ -51,9 +51,9 @@ def synth_command(**opts: Any) -> None:
         --strata query --size 50 -o review.csv
     """
     from rankgate.label.synth import run_synth
-    from rankgate.render.eval import to_text
     from rankgate.render.label import STOP_TEXT, estimate_table
     from rankgate.render.synth import text
+    from rankgate.render.terminal import to_text
 
     fmt = opts.pop("fmt")
     llm = pop_llm_job(opts)

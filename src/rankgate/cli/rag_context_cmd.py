@@ -36,8 +36,8 @@ def context_command(**opts: Any) -> None:
     """
     from rankgate.label.context import run_context
     from rankgate.render.answers import render
-    from rankgate.render.eval import to_text
     from rankgate.render.label import STOP_TEXT, estimate_table
+    from rankgate.render.terminal import to_text
 
     fmt, output, per_query = opts.pop("fmt"), opts.pop("output"), opts.pop("per_query")
     llm = pop_llm_job(opts)

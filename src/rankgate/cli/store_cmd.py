@@ -277,7 +277,7 @@ def _list_table(found: list[StoredResult], keys: dict[int, list[str]]) -> Any:
 
 
 def _text(renderable: Any) -> str:
-    from rankgate.render.eval import to_text
+    from rankgate.render.terminal import to_text
 
     return to_text(renderable)
 

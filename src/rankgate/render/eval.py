@@ -11,7 +11,7 @@ from typing import Any
 
 from rankgate.evaluation.results import Results
 from rankgate.render.escape import csv_cell, trec_id
-from rankgate.render.terminal import to_text  # the one width policy; also imported from here by older callers
+from rankgate.render.terminal import to_text  # the one width policy
 
 AGGREGATE_ID = "all"  # the query id of the summary row in trec, jsonl, csv and the per-query table
 
