@@ -17,7 +17,8 @@ thousand scores of a run with fractional scores before it stops.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -47,6 +48,19 @@ def swap_hint(kind: str, unit: str | None = None) -> str:
 def with_hint(error: InputError, hint: str) -> InputError:
     """``error`` with ``; hint`` added to its message (same file, line and text)."""
     return InputError(f"{error.message}; {hint}", source=error.source, line=error.line, text=error.text)
+
+
+@contextlib.contextmanager
+def run_hint(values: Callable[[], Any]) -> Iterator[None]:
+    """Qrels read in the block: an `InputError` gets `run_as_qrels`'s hint when ``values()``
+    (the values read as grades, asked for only then) look like a run's scores."""
+    try:
+        yield
+    except InputError as e:
+        hint = run_as_qrels(values())
+        if hint is None:
+            raise
+        raise with_hint(e, hint) from None
 
 
 def run_as_qrels(values: Any) -> str | None:

@@ -106,13 +106,8 @@ def read_qrels(
 
 
 def _qrels_from_mapping(mapping: dict[str, object], source: str, duplicates: str) -> Qrels:
-    try:
+    with hints.run_hint(lambda: hints.mapping_values(mapping)):
         return Qrels.from_dict(mapping, source=source, duplicates=duplicates)
-    except InputError as e:
-        hint = hints.run_as_qrels(hints.mapping_values(mapping))
-        if hint is None:
-            raise
-        raise hints.with_hint(e, hint) from None
 
 
 def _format(path: str | os.PathLike[str], format: str | None) -> str:
@@ -159,13 +154,8 @@ def qrels_from_table(table: pa.Table, *, source: str, duplicates: str = "error",
     d = tables.pick_column(table, tables.DOC_COLUMNS, "document id", source)
     g = _value_column(table, tables.GRADE_COLUMNS, "grade", tables.SCORE_COLUMNS, "run", source)
     grades = tables.numbers(table[g], "grade", locate)
-    try:
+    with hints.run_hint(lambda: grades):
         return Qrels(table[q], table[d], grades, source=source, duplicates=duplicates, locate=locate)
-    except InputError as e:
-        hint = hints.run_as_qrels(grades)
-        if hint is None:
-            raise
-        raise hints.with_hint(e, hint) from None
 
 
 def _value_column(

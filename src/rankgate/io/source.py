@@ -17,6 +17,7 @@ from typing import IO, Any, cast
 import pyarrow as pa
 
 from rankgate.errors import InputError
+from rankgate.io.values import plain_float
 
 COMPRESSED_SUFFIXES = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd", ".zstd": "zstd"}
 _MAGIC = (
@@ -242,9 +243,9 @@ def sniff_format(data: bytes) -> str:
 
 
 def _is_number(field: bytes) -> bool:
-    """Whether ``field`` reads as a number (a TREC line's grade, rank or score; no column name does)."""
+    """Whether ``field`` reads as a number as Arrow reads one (a TREC line's grade, rank or score)."""
     try:
-        float(field)
+        plain_float(field.decode("latin-1"))
     except ValueError:
         return False
     return True
