@@ -71,20 +71,51 @@ def evaluate_in_memory(
 
     values = np.zeros((len(plan.qrels_index), len(wanted)))
     unjudged = _UnjudgedTally(_probe_cutoff(wanted))
+    direction = _DirectionTally(settings.rel)
+    tied = _all_tied(r, plan.run_index)
     for lo, hi in _blocks(plan, r, chunk_rows):
         block = _build_block(plan, q, r, judged, lo, hi, max_grade)
         unjudged.add(block)
+        direction.add(block, tied[lo:hi])
         if settings.judged_only:
             block = restrict_to_judged(block)
         for j, m in enumerate(wanted):
             values[lo:hi, j] = m.spec.kernel(block.head(m.cutoff), m)
 
+    facts = _facts(plan, q, r, wanted, settings, unjudged, direction, tied, chunked=chunks is not None)
+    return Results(
+        measures=list(wanted),
+        query_ids=pc.take(q.query_ids, indices(plan.qrels_index)).to_pylist(),
+        values=values,
+        queries=plan.counts,
+        settings=settings.to_dict(),
+        warnings=facts.warnings() + chunk_warnings(chunks, settings.to_dict()),
+        run_name=r.name,
+        versions=versions(),
+        facts=facts,
+        chunks=chunks,
+    )
+
+
+def _facts(
+    plan: _QueryPlan,
+    q: Qrels,
+    r: Run,
+    wanted: Sequence[Measure],
+    settings: Settings,
+    unjudged: _UnjudgedTally,
+    direction: _DirectionTally,
+    tied: np.ndarray,
+    *,
+    chunked: bool,
+) -> EvaluationFacts:
+    """What the evaluation noticed, as counts (the warnings are written from them)."""
     chunky: dict[str, int] = {}
-    if chunks is None and unjudged.fraction > UNJUDGED_WARNING_FRACTION and r.num_rows:
+    if not chunked and unjudged.fraction > UNJUDGED_WARNING_FRACTION and r.num_rows:
         chunky = chunk_matches(r.doc_ids, q.doc_ids)  # a run of chunk ids without --chunk-sep?
     # queries evaluated and in the run (the missing ones and the run-only ones have warnings of their own)
     evaluated_depths = r.depths[plan.run_index[plan.run_index >= 0]] if r.num_rows else np.zeros(0, np.int64)
-    facts = EvaluationFacts(
+    return EvaluationFacts(
         counts=plan.counts,
         missing_ids=plan.missing_ids,
         run_only_ids=plan.run_only_ids,
@@ -103,18 +134,10 @@ def evaluate_in_memory(
         scores_one=[str(m) for m in wanted if dict(m.params).get("empty") == "one"],
         empty=settings.empty,
         run_is_qrels=_run_is_qrels(q, r),
-    )
-    return Results(
-        measures=list(wanted),
-        query_ids=pc.take(q.query_ids, indices(plan.qrels_index)).to_pylist(),
-        values=values,
-        queries=plan.counts,
-        settings=settings.to_dict(),
-        warnings=facts.warnings() + chunk_warnings(chunks, settings.to_dict()),
-        run_name=r.name,
-        versions=versions(),
-        facts=facts,
-        chunks=chunks,
+        relevant_near_top=direction.top,
+        relevant_near_bottom=direction.bottom,
+        ranked=int(np.count_nonzero(evaluated_depths >= 2)),
+        all_tied=int(np.count_nonzero(tied)) if settings.ties == "trec" else 0,
     )
 
 
@@ -132,6 +155,19 @@ def _run_is_qrels(q: Qrels, r: Run) -> bool:
         return False
     rows, qrels_rows = join(q, r)
     return len(rows) == r.num_rows and bool(np.array_equal(r.scores[rows], q.grades[qrels_rows]))
+
+
+def _all_tied(r: Run, run_index: np.ndarray) -> np.ndarray:
+    """For each evaluated query (``run_index``: its query in ``r``, -1 if absent): whether it ranks two
+    or more documents, all with one score (stored by score, so its first and last are equal)."""
+    tied = np.zeros(len(run_index), dtype=bool)
+    present = np.flatnonzero(run_index >= 0)
+    if len(present):
+        i = run_index[present]
+        start, end = r.offsets[i], r.offsets[i + 1]
+        deep = end - start >= 2
+        tied[present[deep]] = r.scores[start[deep]] == r.scores[end[deep] - 1]
+    return tied
 
 
 def versions() -> dict[str, str]:
@@ -362,3 +398,30 @@ class _UnjudgedTally:
     @property
     def fraction(self) -> float:
         return self.unjudged / self.shown if self.shown else 0.0
+
+
+class _DirectionTally:
+    """Counts the queries whose relevant documents sit nearer the top of their ranking than the
+    bottom, and those where it is the other way round. A run whose scores are distances (lower
+    is better) is ranked upside down by trec_eval's rule, and almost all of its queries land in
+    the second count; a real ranking, even a poor one, does not (a random one splits evenly)."""
+
+    def __init__(self, rel: int) -> None:
+        self.rel = rel
+        self.top = 0
+        self.bottom = 0
+
+    def add(self, block: RankedBlock, tied: np.ndarray) -> None:
+        """Count ``block``'s queries; ``tied``: those whose scores are all one (ordered by doc id: no vote)."""
+        relevant = np.flatnonzero(block.judged & (block.grade >= self.rel))  # indices: a boolean mask takes 10x longer
+        query, rank = block.row_query[relevant], block.rank[relevant]  # by (query, rank)
+        if not len(query):
+            return
+        first = np.flatnonzero(np.r_[True, query[1:] != query[:-1]])
+        last = np.r_[first[1:] - 1, len(query) - 1]
+        scored = ~tied[query[first]]
+        first, last = first[scored], last[scored]
+        above = rank[first]  # rows above the query's first relevant document
+        below = block.depth[query[first]] - 1 - rank[last]  # rows below its last one
+        self.top += int(np.count_nonzero(above < below))
+        self.bottom += int(np.count_nonzero(below < above))

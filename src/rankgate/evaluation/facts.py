@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from rankgate.io.hints import SWAP
 
 UNJUDGED_WARNING_FRACTION = 0.5
+UPSIDE_DOWN_QUERIES = 10  # queries with relevant documents retrieved, at least, before the warning
+UPSIDE_DOWN_FRACTION = 0.9  # of them with their relevant documents nearer the bottom (random rankings: half)
 EXAMPLES = 3
 
 
@@ -38,6 +40,10 @@ class EvaluationFacts:
         default_factory=list
     )  # measures with empty=one: a query without relevant docs scores 1
     run_is_qrels: bool = False  # every run row a judged document scored with its grade: the qrels as the run?
+    relevant_near_top: int = 0  # queries whose relevant documents sit nearer the top of the ranking than its bottom
+    relevant_near_bottom: int = 0  # the other way round (scores that are distances rank upside down)
+    ranked: int = 0  # evaluated queries that rank two or more documents
+    all_tied: int = 0  # of them, those whose documents all have one score (ties=trec: ordered by doc id)
 
     @classmethod
     def merge(cls, parts: Sequence[EvaluationFacts]) -> EvaluationFacts:
@@ -61,6 +67,10 @@ class EvaluationFacts:
             empty=first.empty,
             scores_one=first.scores_one,
             run_is_qrels=any(p.run_rows for p in parts) and all(p.run_is_qrels for p in parts if p.run_rows),
+            relevant_near_top=sum(p.relevant_near_top for p in parts),
+            relevant_near_bottom=sum(p.relevant_near_bottom for p in parts),
+            ranked=sum(p.ranked for p in parts),
+            all_tied=sum(p.all_tied for p in parts),
             chunk_matches={  # partitions sample on their own: a partition mostly judged samples nothing
                 key: sum(p.chunk_matches.get(key, 0) for p in parts) for p0 in parts for key in p0.chunk_matches
             },
@@ -69,6 +79,12 @@ class EvaluationFacts:
     @property
     def unjudged_fraction(self) -> float:
         return self.unjudged / self.shown if self.shown else 0.0
+
+    @property
+    def upside_down(self) -> bool:
+        """Whether nearly every query's relevant documents sit nearer the bottom of its ranking."""
+        voted = self.relevant_near_top + self.relevant_near_bottom
+        return voted >= UPSIDE_DOWN_QUERIES and self.relevant_near_bottom >= UPSIDE_DOWN_FRACTION * voted
 
     def warnings(self) -> list[str]:
         out: list[str] = []
@@ -118,12 +134,32 @@ class EvaluationFacts:
                 "every document in the run is judged and scored with its grade: the run looks like the qrels; "
                 f"if it is, {SWAP}"
             )
+        out.extend(self._score_order_warnings())
         if self.unjudged_fraction > UNJUDGED_WARNING_FRACTION:
             out.append(
                 f"{self.unjudged_fraction:.0%} of the top-{self.probe_k} documents are unjudged, so scores are lower "
                 f"bounds; look at Judged@{self.probe_k} or Bpref, or judge more (rankgate label)"
             )
             out.extend(_chunk_hint(self))
+        return out
+
+    def _score_order_warnings(self) -> list[str]:
+        """Scores that do not order the run as its author likely meant: all tied, or distances."""
+        out: list[str] = []
+        if self.all_tied and 2 * self.all_tied >= self.ranked:
+            out.append(
+                f"in {self.all_tied} of {self.ranked} queries every document has the same score, so they are ranked "
+                "by doc id (descending, trec_eval's tie rule), not by their order in the file or their rank column; "
+                "write scores that fall with rank, or pass --ties input to keep the file's order"
+            )
+        if self.upside_down:
+            voted = self.relevant_near_top + self.relevant_near_bottom
+            out.append(
+                f"in {self.relevant_near_bottom} of {voted} queries the relevant documents sit nearer the bottom of "
+                "the ranking than the top: are the scores distances (lower is better)? rankgate, like trec_eval, "
+                "ranks by score, highest first; write the run with scores that are higher for better documents "
+                "(negate distances)"
+            )
         return out
 
     def _cutoff_warnings(self) -> list[str]:
