@@ -204,8 +204,10 @@ def _laid_out(table: Any, columns: int | None) -> tuple[Any, int]:
 
     As wide as its widest cells when that fits (or nothing is imposed). Otherwise the columns
     shrink, widest first, down to their longest word (their cells wrap between words) but
-    ``no_wrap`` columns (identifiers) not at all: the table is wider than ``columns`` when it
-    must be. Cells fold rather than end in "…" should anything still not fit.
+    ``no_wrap`` columns (identifiers) not at all. When even that is wider than ``columns``, the
+    table keeps its natural width: wrapping an interval or a sentence in a table that overflows
+    the terminal anyway would only make each row harder to read. Cells fold rather than end in
+    "…" should anything still not fit.
     """
     import copy
     import dataclasses
@@ -227,7 +229,9 @@ def _laid_out(table: Any, columns: int | None) -> tuple[Any, int]:
         widest = column.width if column.width is not None else max(s.maximum for s in spans)
         widths.append(widest)
         least.append(widest if column.no_wrap or column.width is not None else max(s.minimum for s in spans))
-    shrink = min(natural - columns, sum(widths) - sum(least))
+    if natural - columns > sum(widths) - sum(least):  # it cannot fit: wider, but no cell wrapped for nothing
+        return out, natural
+    shrink = natural - columns
     for _ in range(shrink):  # one column at a time, the widest of those that can still shrink
         i = max((j for j in range(len(widths)) if widths[j] > least[j]), key=lambda j: widths[j])
         widths[i] -= 1
