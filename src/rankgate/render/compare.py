@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rankgate.comparison.compare import Comparison
+from rankgate.render.numbers import p_text, plural
 
 
 def render(comparison: Comparison, fmt: str) -> str:
@@ -35,6 +36,8 @@ LATEX_ESCAPES = {
     "}": r"\}",
     "~": r"\textasciitilde{}",
     "^": r"\^{}",
+    "<": r"\textless{}",  # in text mode "<" and ">" print as other glyphs under the default font encoding
+    ">": r"\textgreater{}",
 }
 
 HEADERS = ("system", "measure", "baseline", "mean", "delta", "rel.", "95% CI", "p (adj.)", "W/T/L")
@@ -56,7 +59,7 @@ def _cells(comparison: Comparison, row: dict[str, Any]) -> list[str]:
     mark = " *" if row["significant"] else ""
     rel = row["relative_delta"]
     lo, hi = row["ci"]
-    randomization = [f"{row['randomization_p_value']:.4f}"] if _with_randomization(comparison) else []
+    randomization = [p_text(row["randomization_p_value"])] if _with_randomization(comparison) else []
     return [
         row["system"],
         row["measure"],
@@ -65,7 +68,7 @@ def _cells(comparison: Comparison, row: dict[str, Any]) -> list[str]:
         f"{row['delta']:+.4f}{mark}",
         "-" if rel is None or (isinstance(rel, float) and math.isnan(rel)) else f"{rel:+.1%}",
         f"[{lo:+.4f}, {hi:+.4f}]",
-        f"{row['p_adjusted']:.4f}",
+        p_text(row["p_adjusted"]),
         *randomization,
         f"{row['wins']}/{row['ties']}/{row['losses']}",
     ]
@@ -77,7 +80,7 @@ def footer(comparison: Comparison) -> str:
         f"baseline: {comparison.baseline}; {len(comparison.query_ids)} queries; "
         f"p (adj.): {'paired t-test' if s['test'] == 't' else 'paired randomization test'}"
         f"{'; p rand.: paired randomization test, unadjusted' if _with_randomization(comparison) else ''}; "
-        f"{s['correction']} correction over {s['family_size']} comparisons; "
+        f"{s['correction']} correction over {plural(s['family_size'], 'comparison')}; "
         f"CI: {s['confidence']:.0%} paired bootstrap, {s['n_resamples']} resamples, seed {s['seed']}; "
         f"* = adjusted p < {s['alpha']}"
     )
@@ -118,7 +121,7 @@ PAIR_HEADERS = ("measure", "a", "b", "mean a", "mean b", "b - a", "p")
 def _pair_cells(comparison: Comparison, r: dict[str, Any]) -> list[str]:
     mark = " *" if r["p_value"] < comparison.settings["alpha"] else ""
     return [r["measure"], r["a"], r["b"], f"{r['mean_a']:.4f}", f"{r['mean_b']:.4f}",
-            f"{r['delta']:+.4f}{mark}", f"{r['p_value']:.4f}"]  # fmt: skip
+            f"{r['delta']:+.4f}{mark}", p_text(r["p_value"])]  # fmt: skip
 
 
 @dataclass(frozen=True)

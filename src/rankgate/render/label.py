@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rankgate.label.runner import Estimate, LabelReport
+from rankgate.render.numbers import p_text
 
 STOP_TEXT = {
     "max-cost": "stopped before the next request could cross --max-cost",
@@ -166,7 +167,7 @@ def agreement_tables(agreement: Mapping[str, Any], ranking: Mapping[str, Any] | 
         for measure, row in ranking["measures"].items():
             scores = ", ".join(f"{s} {row['reference'][s]:.3f}->{row['candidate'][s]:.3f}" for s in ranking["systems"])
             tau = "undefined" if row["tau"] is None else f"{row['tau']:.4f}"
-            p = "-" if row["p_value"] is None else f"{row['p_value']:.4f}"
+            p = p_text(row["p_value"])
             r.add_row(measure, tau, p, "yes" if row["same_best"] else "no", scores)
         parts.append(r)
     return Group(*parts)

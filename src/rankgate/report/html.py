@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from rankgate.extras import require
+from rankgate.render.numbers import p_text
 from rankgate.report.charts import Chart
 from rankgate.report.collect import ReportData, collect
 from rankgate.report.inputs import as_inputs, load_inputs
@@ -181,6 +182,7 @@ def jinja_environment(package: str, extra: str, purpose: str) -> Any:
     env.filters["num"] = fmt_number
     env.filters["signed"] = lambda v, digits=4: "n/a" if v is None else f"{v:+.{digits}f}"
     env.filters["ci"] = fmt_ci
+    env.filters["p"] = lambda v: "n/a" if v is None else p_text(v)  # "<0.0001", never "0.0000"
     env.filters["span"] = lambda ci, digits=3: fmt_ci(ci, digits, signed=False)
     env.filters["script_json"] = lambda obj: Markup(script_json(obj))
     return env
