@@ -63,11 +63,14 @@ class InputError(RankgateError, ValueError):
 class DuplicateError(InputError):
     """Duplicate (query, doc) pairs in a run or qrels.
 
-    ``remedy`` says how to keep one copy; a caller whose command words it otherwise (``rankgate
-    trec_eval`` has no ``--duplicates``) raises `with_remedy` of its own.
+    ``remedy`` says how to keep one copy: by default in the library's words (`LIBRARY_REMEDY`);
+    the CLI words it for the command that ran (``--duplicates``, or none), and a caller whose
+    command words it otherwise (``rankgate trec_eval``) raises `with_remedy` of its own.
     """
 
-    def __init__(self, problem: str, *, remedy: str) -> None:
+    LIBRARY_REMEDY = "pass duplicates='first' or 'max' to keep one copy"
+
+    def __init__(self, problem: str, *, remedy: str = LIBRARY_REMEDY) -> None:
         self.problem = problem
         self.remedy = remedy
         super().__init__(f"{problem}; {remedy}")

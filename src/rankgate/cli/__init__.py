@@ -201,8 +201,22 @@ def main(argv: list[str] | None = None) -> Any:
         return _main(argv)
 
 
+def _in_cli_words(error: Any, argv: list[str]) -> Any:
+    """``error`` (a `DuplicateError`) with the library's remedy worded for the verb that ran: its
+    ``--duplicates`` option, or none (a command's own remedy, as trec_eval's, stays)."""
+    if error.remedy != error.LIBRARY_REMEDY:
+        return error
+    verb = next((a for a in argv if not a.startswith("-")), None)
+    command = cli.get_command(click.Context(cli), verb) if verb else None
+    if command is not None and any(p.name == "duplicates" for p in command.params):
+        return error.with_remedy("pass --duplicates first or max to keep one copy")
+    return error.with_remedy(
+        f"{f'rankgate {verb}' if verb else 'this command'} reads each (query, doc) pair once: remove the repeated lines"
+    )
+
+
 def _main(argv: list[str] | None) -> Any:
-    from rankgate.errors import RankgateError
+    from rankgate.errors import DuplicateError, RankgateError
 
     try:
         return cli.main(args=argv, prog_name="rankgate", standalone_mode=False)
@@ -213,6 +227,9 @@ def _main(argv: list[str] | None) -> Any:
         e.show()
         sys.exit(e.exit_code)
     except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+    except DuplicateError as e:
+        click.echo(f"rankgate: error: {_in_cli_words(e, sys.argv[1:] if argv is None else argv)}", err=True)
         sys.exit(e.exit_code)
     except RankgateError as e:
         click.echo(f"rankgate: error: {e}", err=True)

@@ -66,7 +66,6 @@ class Qrels:
             return DuplicateError(
                 f"{locate(later)}: duplicate judgment of document {dcol[later].as_py()!r} for query "
                 f"{self.query_ids[int(codes[later])].as_py()!r} (first at {locate(first)})",
-                remedy="pass duplicates='first' or 'max' (CLI: --duplicates) to keep one",
             )
 
         scan = scan_doc_ids(interned.codes, dcol, self.query_ids)  # duplicates, and hash words to keep

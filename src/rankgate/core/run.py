@@ -92,7 +92,6 @@ class Run:
             return DuplicateError(
                 f"{locate(later)}: duplicate document {dcol[later].as_py()!r} for query "
                 f"{self.query_ids[int(codes[later])].as_py()!r} (first at {locate(first)})",
-                remedy="pass duplicates='first' or 'max' (CLI: --duplicates) to keep one copy",
             )
 
         scan = scan_doc_ids(codes, dcol, self.query_ids)

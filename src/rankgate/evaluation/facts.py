@@ -108,7 +108,8 @@ class EvaluationFacts:
             )
         if c["run_only"]:
             eg = ", ".join(repr(x) for x in self.run_only_ids)
-            out.append(f"{c['run_only']} run {_queries(c['run_only'])} no judgments (e.g. {eg}) and are ignored")
+            ignored = "it is" if c["run_only"] == 1 else "they are"
+            out.append(f"{c['run_only']} run {_queries(c['run_only'])} no judgments (e.g. {eg}); {ignored} ignored")
         if c["no_relevant"]:
             one = c["no_relevant"] == 1
             they, them = ("it scores", "it") if one else ("they score", "them")
