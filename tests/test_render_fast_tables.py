@@ -364,7 +364,23 @@ OUTSIDE: dict[str, tuple[Callable[[], Table], int | None]] = {
 def test_tables_outside_the_fast_path_go_to_rich(case: str) -> None:
     build, width = OUTSIDE[case]
     assert _fast_table_text(build(), width) is None
-    assert to_text(build(), width=width) == _rich_table_text(build(), width)
+    rich_text = _rich_table_text(build(), width)
+    assert to_text(build(), width=width) == "\n".join(line.rstrip(" ") for line in rich_text.split("\n"))
+
+
+def test_no_line_ends_in_spaces() -> None:
+    """A centred title and a borderless table's last cells are padded by rich: a log, a diff or a
+    golden file would carry the padding."""
+    from rich.table import Table
+
+    t = Table(title="run", box=None)
+    t.add_column("measure")
+    t.add_column("value", justify="left")
+    t.add_row("nDCG@10", "0.5")
+    t.add_row("RR", "0.25")
+    text = to_text(t, width=None)
+    assert text.splitlines()[0].strip() == "run" and "RR       0.25" in text
+    assert not [line for line in text.splitlines() if line.endswith(" ")], text
 
 
 def _results(n_queries: int, *, ci: bool = False) -> Any:

@@ -144,7 +144,8 @@ def to_text(renderable: Any, width: Width = "auto") -> str:
 
     columns = layout_width() if width == "auto" else width
     parts = renderable.renderables if isinstance(renderable, Group) else [renderable]
-    return "".join(_part_text(part, columns) for part in parts)
+    text = "".join(_part_text(part, columns) for part in parts)
+    return "\n".join(line.rstrip(" ") for line in text.split("\n"))  # a centred title's padding, a last cell's
 
 
 def _canvas(width: int, out: io.StringIO | None = None) -> Any:
