@@ -164,5 +164,7 @@ def test_warnings_use_the_flag_spelling_and_singular_counts() -> None:
         "2 queries returned no hits",
         "2 queries have tied scores, which trec_eval orders by doc id, not as returned "
         "(--scores ranks, or scores='ranks' in Python, keeps the order)",
-        "2 queries have scores that do not descend with rank (trec_eval orders by score; distances need negating)",
+        "2 queries have scores that do not descend with rank; trec_eval orders by score, so distances (smaller "
+        "is better) are scored upside down: pass --scores ranks (scores='ranks' in Python) if the retriever's "
+        "order is right, else negate the scores in the retriever",
     ]

@@ -106,7 +106,9 @@ def require(module: str, extra: str | None = None, *, purpose: str | None = None
         purpose: what needs the module (``"the HTML report"``), to lead the message with.
 
     Raises:
-        MissingExtraError: ``module`` (or something it imports) is not installed.
+        MissingExtraError: ``module`` (or something it imports) is not installed. When ``module``
+            is there but one of its own dependencies is not (lancedb without pydantic), the
+            message names that dependency, not ``module``, with ``extra``, whose install brings it.
     """
     try:
         return importlib.import_module(module)
@@ -115,7 +117,11 @@ def require(module: str, extra: str | None = None, *, purpose: str | None = None
     except ImportError as e:
         if extra is None:
             raise
-        raise MissingExtraError(module, extra, str(e), purpose=purpose) from None
+        top, missing = module.split(".")[0], (e.name or module).split(".")[0]
+        if missing == top:
+            raise MissingExtraError(module, extra, str(e), purpose=purpose) from None
+        detail = f"{top} is installed, but its dependency {missing} is not: {e}"
+        raise MissingExtraError(missing, extra, detail, purpose=purpose) from None
 
 
 def available(module: str) -> bool:

@@ -41,9 +41,10 @@ def retrieve_command(**opts: Any) -> None:
     """Ask a retriever for the top K hits of every query and write a TREC run.
 
     Answers are cached as they arrive (SQLite beside the run), so an interrupted run resumes
-    asking only for the rest. Latency per query (p50/p95/p99) and queries per second are in the
-    summary (--format json, --summary). Exit code 1 when any query failed (the run is not written
-    unless --allow-failures), 2 for a bad SPEC or input. Kinds and keys: docs/retrieve.md.
+    asking only for the rest. Latency per query (p50/p95/p99; a failed query at the time it took)
+    and queries per second are in the summary (--format json, --summary). Exit code 1 when any
+    query failed (the run is not written unless --allow-failures), 2 for a bad SPEC or input,
+    130 on Ctrl-C. Kinds and keys: docs/retrieve.md.
 
     \b
     Examples:
@@ -54,9 +55,10 @@ def retrieve_command(**opts: Any) -> None:
     """
     from rankgate.bench.progress import Progress
     from rankgate.cli.options import emit, warn
-    from rankgate.render.retrieve import failure_lines, summary_json, summary_text
+    from rankgate.render.retrieve import failure_lines, interrupted_text, summary_json, summary_text
     from rankgate.retrieve.cache import default_cache_path
-    from rankgate.retrieve.runner import retrieve
+    from rankgate.retrieve.progress import LogProgress
+    from rankgate.retrieve.runner import RetrieveInterrupted, retrieve
     from rankgate.retrieve.spec import open_retriever
 
     queries = _queries(opts["queries_path"])
@@ -76,8 +78,11 @@ def retrieve_command(**opts: Any) -> None:
             refresh=opts["no_cache"],
             allow_failures=opts["allow_failures"],
             tag=opts["tag"],
-            progress=Progress.auto(),
+            progress=Progress.auto() if sys.stderr.isatty() else LogProgress(lambda line: click.echo(line, err=True)),
         )
+    except RetrieveInterrupted as stop:
+        click.echo(interrupted_text(stop.saved, stop.total, stop.cache, refresh=stop.refresh), err=True)
+        sys.exit(130)
     finally:
         retriever.close()
     summary = report.to_dict()
@@ -86,8 +91,11 @@ def retrieve_command(**opts: Any) -> None:
     emit(summary_json(summary) if opts["fmt"] == "json" else summary_text(summary), None)
     warn(summary["warnings"])
     if report.failures:
-        for line in failure_lines(summary):
-            click.echo(f"failed: {line}", err=True)
+        kept = [p for p in (opts["summary_path"], opts["jsonl"]) if p]
+        if opts["fmt"] == "json":
+            kept.append("the JSON on stdout")
+        for line in failure_lines(summary, kept=kept):
+            click.echo(line, err=True)
         written = "the run was written without them" if report.written else "the run was not written"
         again = "run again to ask only for them" + ("" if opts["allow_failures"] else ", or pass --allow-failures")
         failed = "query failed" if len(report.failures) == 1 else "queries failed"

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+EXAMPLES = 5  # query ids named in a line before "..."
 
 
 def plain(text: object) -> str:
@@ -42,9 +44,15 @@ def summary_text(summary: dict[str, Any]) -> str:
     latency = summary["latency_ms"]
     if latency is not None:
         speed = f"; {summary['qps']:,.1f} q/s over {summary['wall_s']:.2f} s" if summary["qps"] is not None else ""
+        failed = summary["failed"]
+        counted = (
+            f" ({failed:,} failed {'query' if failed == 1 else 'queries'} counted at the time they took)"
+            if failed
+            else ""
+        )
         lines.append(
             f"latency ms: p50 {latency['p50']:.1f}, p95 {latency['p95']:.1f}, p99 {latency['p99']:.1f}, "
-            f"mean {latency['mean']:.1f}{speed}"
+            f"mean {latency['mean']:.1f}{counted}{speed}"
         )
     for key, what in (("run", "run"), ("jsonl", "jsonl"), ("cache", "cache")):
         if summary[key] is not None:
@@ -52,10 +60,67 @@ def summary_text(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def failure_lines(summary: dict[str, Any], *, limit: int = 20) -> list[str]:
-    """One line per failed query (the first ``limit``), for stderr."""
+def failure_lines(summary: dict[str, Any], *, kept: Sequence[str] = (), limit: int = 20) -> list[str]:
+    """The failed queries, for stderr: one line per error, naming its queries (at most ``limit`` lines).
+
+    Queries that failed with the same error share a line, and when every query failed with one
+    error, that is one line. Where queries go unnamed, the last line says where the full list is:
+    ``kept`` (the outputs that hold it, e.g. the ``--summary`` and ``--jsonl`` files), else the
+    options that would keep it.
+
+    >>> summary = {"queries": 3, "failures": [{"query_id": q, "error": "HTTP 500"} for q in ("a", "b", "c")]}
+    >>> failure_lines(summary)
+    ['all 3 queries failed: HTTP 500']
+    >>> summary["queries"] = 9
+    >>> failure_lines(summary)
+    ['failed: 3 queries (a, b, c): HTTP 500']
+    >>> summary["failures"] += [{"query_id": f"q{i}", "error": f"HTTP 40{i}"} for i in range(3)]
+    >>> for line in failure_lines(summary, kept=["run.jsonl"], limit=2):
+    ...     print(line)
+    failed: 3 queries (a, b, c): HTTP 500
+    failed: q0: HTTP 400
+    ... and 2 more; the full list of failed queries is in run.jsonl
+    """
     failures = summary["failures"]
-    lines = [f"{plain(f['query_id'])}: {plain(f['error'])}" for f in failures[:limit]]
-    if len(failures) > limit:
-        lines.append(f"... and {len(failures) - limit:,} more (all of them are in the JSON summary and the JSONL file)")
+    groups: dict[str, list[str]] = {}
+    for failure in failures:
+        groups.setdefault(str(failure["error"]), []).append(str(failure["query_id"]))
+    if len(groups) == 1 and len(failures) == summary["queries"] > 1:
+        return [f"all {len(failures):,} queries failed: {plain(next(iter(groups)))}"]
+    lines, named = [], 0
+    for error, ids in list(groups.items())[:limit]:
+        if len(ids) == 1:
+            lines.append(f"failed: {plain(ids[0])}: {plain(error)}")
+        else:
+            shown = ", ".join(plain(q) for q in ids[:EXAMPLES]) + (", ..." if len(ids) > EXAMPLES else "")
+            lines.append(f"failed: {len(ids):,} queries ({shown}): {plain(error)}")
+        named += min(len(ids), EXAMPLES)
+    if named < len(failures):
+        unshown = sum(len(ids) for ids in list(groups.values())[limit:])
+        where = (
+            f"the full list of failed queries is in {' and '.join(plain(k) for k in kept)}"
+            if kept
+            else "pass --summary FILE or --jsonl FILE to keep the full list of failed queries"
+        )
+        lines.append(f"... and {unshown:,} more; {where}" if unshown else where)
     return lines
+
+
+def interrupted_text(saved: int, total: int, cache: str | None, *, refresh: bool = False) -> str:
+    """What Ctrl-C leaves: how many answers the cache holds, where, and how to resume.
+
+    >>> print(interrupted_text(24, 63, "run.txt.cache.sqlite"))  # doctest: +NORMALIZE_WHITESPACE
+    rankgate: interrupted; 24 of 63 answers are saved in run.txt.cache.sqlite: run the same command again
+    to ask only for the other 39
+    """
+    if cache is None or not saved:
+        return f"rankgate: interrupted; no answer was saved (0 of {total:,} queries)"
+    if refresh:
+        return (
+            f"rankgate: interrupted; {saved:,} answers asked in this run are saved in {plain(cache)}: "
+            "run it again without --no-cache to keep them and ask only for the rest"
+        )
+    return (
+        f"rankgate: interrupted; {saved:,} of {total:,} answers are saved in {plain(cache)}: "
+        f"run the same command again to ask only for the other {total - saved:,}"
+    )

@@ -11,6 +11,9 @@
 - scores that do not descend with rank are kept (trec_eval orders by them), and counted, since a
   retriever that returns distances (smaller is better) would be scored upside down; tied scores
   are counted too, since trec_eval breaks ties by doc id, not by the retriever's order.
+
+The report's latency figures cover every query, a failed one at the time its attempts took
+(`rankgate.retrieve.runner` measures it), so failures cannot make the percentiles look better.
 """
 
 from __future__ import annotations
@@ -27,9 +30,18 @@ from rankgate.retrieve.base import Hit
 EXAMPLES = 5  # ids named in a message before "..."
 
 
+def attempts(n: int) -> str:
+    """``"1 attempt"``, ``"3 attempts"``."""
+    return f"{n:,} attempt" + ("" if n == 1 else "s")
+
+
 @dataclass
 class Answer:
-    """One query's outcome: its final hits, or the error that left it without any."""
+    """One query's outcome: its final hits, or the error that left it without any.
+
+    ``latency_ms`` is the time the query's attempts took, a failed query's too (None when it was
+    never asked, or was cached without one).
+    """
 
     query_id: str
     hits: list[Hit] = field(default_factory=list)
@@ -129,7 +141,9 @@ class RetrieveReport:
     """The outcome of `rankgate.retrieve.runner.retrieve`: answers in query order, timing, outputs.
 
     ``wall_s`` and ``qps`` cover the queries asked in this call (not those answered from the cache);
-    ``latency_ms`` covers every answered query, a cached one with the latency it had when asked.
+    ``latency_ms`` covers every query: a cached one with the latency it had when asked, a failed one
+    at the time its attempts took (a timeout at least the timeout). ``blank`` names the queries
+    whose text is empty or blank (they were sent as they are).
     """
 
     retriever: Mapping[str, Any]
@@ -142,6 +156,7 @@ class RetrieveReport:
     jsonl: str | None = None
     cache: str | None = None
     written: bool = False
+    blank: list[str] = field(default_factory=list)
 
     @property
     def failures(self) -> list[Answer]:
@@ -154,6 +169,13 @@ class RetrieveReport:
     def warnings(self) -> list[str]:
         """What was changed or looks wrong, one sentence each."""
         out = []
+        if self.blank:
+            n, it = len(self.blank), "it" if len(self.blank) == 1 else "them"
+            examples = ", ".join(self.blank[:EXAMPLES]) + (", ..." if n > EXAMPLES else "")
+            out.append(
+                f"{n:,} {'query has' if n == 1 else 'queries have'} empty or blank text, e.g. {examples}; "
+                f"the retriever was asked all the same (give {it} text, or drop {it} from the queries file)"
+            )
         dup = [a for a in self.answers if a.duplicates]
         if dup:
             copies = sum(len(a.duplicates) for a in dup)
@@ -173,9 +195,11 @@ class RetrieveReport:
             _verbs(f"tied scores, which trec_eval orders by doc id, not as returned ({ranks}, keeps the order)"): sum(
                 1 for a in self.answers if a.scores_tied
             ),
-            _verbs("scores that do not descend with rank (trec_eval orders by score; distances need negating)"): sum(
-                1 for a in self.answers if a.scores_unordered
-            ),
+            _verbs(
+                "scores that do not descend with rank; trec_eval orders by score, so distances (smaller is "
+                "better) are scored upside down: pass --scores ranks (scores='ranks' in Python) if the "
+                "retriever's order is right, else negate the scores in the retriever"
+            ): sum(1 for a in self.answers if a.scores_unordered),
         }
         out.extend(f"{n:,} {'query' if n == 1 else 'queries'} {what[n != 1]}" for what, n in counts.items() if n)
         return out
@@ -184,7 +208,7 @@ class RetrieveReport:
         """The JSON summary (``--format json``, ``--summary``): counts, latency, failures, outputs."""
         answered = [a for a in self.answers if not a.failed]
         live = [a for a in answered if not a.cached]
-        latencies = [a.latency_ms for a in answered if a.latency_ms is not None]
+        latencies = [a.latency_ms for a in self.answers if a.latency_ms is not None]  # failed ones too
         return {
             "retriever": dict(self.retriever),
             "k": self.k,

@@ -1,7 +1,8 @@
 """`retrieve`: ask a live retriever every query, with the operations a real service needs.
 
 - Concurrency: ``concurrency`` requests in flight, each in a worker thread (adapters are blocking
-  clients); the bookkeeping (cache, progress, retries) runs on one asyncio loop.
+  clients); the bookkeeping (cache, progress, retries) runs on one asyncio loop. The threads are
+  daemons (`_Workers`), so a call that never returns cannot keep Ctrl-C from ending the process.
 - Rate limit: ``rate`` requests per second at most (retries count), with a one-second burst
   (`rankgate.retrieve.ratelimit.RateLimiter`, the same limiter `rankgate label` uses).
 - Retries: a `TransientFailure` (429, 5xx, timeout, dropped connection) is retried up to
@@ -10,33 +11,46 @@
 - Cache: each answer is committed to the `AnswerCache` as it arrives (keyed by the retriever's
   identity and k), so a rerun after an interruption, even ``kill -9``, asks only for the rest;
   ``refresh`` asks every query again and replaces the stored answers.
+- Latency: one figure per query, the time its requests took (each from sending it to parsing the
+  answer or to its error or timeout), summed over its attempts; the waits between attempts
+  (backoff, ``Retry-After``, the rate limit) are not counted. A failed query counts too, at the
+  time it took, so a timeout counts at least the timeout (load-testing tools count failed
+  requests the same way): the percentiles cannot look better because requests failed.
 - Outputs: the run file is written atomically, and only when every query was answered (or with
   ``allow_failures``, from the answered ones); the JSONL file, one line per query with its hits,
   latency, attempts and error, is written in both cases.
+- Interruption (Ctrl-C): `RetrieveInterrupted`, a `KeyboardInterrupt` that says how many answers
+  the cache holds, so the caller can say that the same call resumes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import os
+import queue
 import random
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
-from rankgate.bench.progress import SILENT, Progress
+from rankgate.bench.progress import SILENT
 from rankgate.errors import ConfigError, RankgateError
 from rankgate.io.yaml import cut
 from rankgate.retrieve.base import Hit, LiveRetriever, QueryFailed, TransientFailure
 from rankgate.retrieve.cache import AnswerCache
-from rankgate.retrieve.outcome import Answer, RetrieveReport, tidy
+from rankgate.retrieve.outcome import Answer, RetrieveReport, attempts, tidy
+from rankgate.retrieve.progress import Counted
 from rankgate.retrieve.ratelimit import RateLimiter
 
 PathLike = str | os.PathLike[str]
 SCORES = ("given", "ranks")
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -93,6 +107,18 @@ class Settings:
             raise ConfigError("The 'backoff' and 'max_backoff' parameters must be >= 0.")
 
 
+class RetrieveInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped `retrieve`: ``saved`` of the ``total`` queries have their answer in ``cache``.
+
+    A `KeyboardInterrupt`, so that whoever does not know it still stops. ``refresh`` is the call's:
+    rerunning with it set would ask the saved queries again.
+    """
+
+    def __init__(self, saved: int, total: int, cache: str | None, refresh: bool) -> None:
+        super().__init__(f"interrupted: {saved:,} of {total:,} answers saved")
+        self.saved, self.total, self.cache, self.refresh = saved, total, cache, refresh
+
+
 @dataclass
 class _Tally:
     retries: int = 0
@@ -121,7 +147,7 @@ def retrieve(
     refresh: bool = False,
     allow_failures: bool = False,
     tag: str | None = None,
-    progress: Progress = SILENT,
+    progress: Counted = SILENT,
 ) -> RetrieveReport:
     """Ask ``retriever`` for the top ``k`` of every query; write the run (see the module docstring).
 
@@ -143,10 +169,14 @@ def retrieve(
         refresh: ask every query again (the cache still stores the new answers).
         allow_failures: write the run from the answered queries even when some failed.
         tag: the run tag (default: the output file's stem).
-        progress: a progress bar on stderr (`Progress.auto()`), silent by default.
+        progress: a progress bar on stderr (`Progress.auto()`), or lines for a log
+            (`rankgate.retrieve.progress.LogProgress`); silent by default.
 
     Returns:
         The `RetrieveReport`; ``report.failures`` lists the queries without an answer.
+
+    Raises:
+        RetrieveInterrupted: on Ctrl-C, with the number of answers the cache holds.
     """
     settings = Settings(k, concurrency, rate, retries, backoff, max_backoff, scores)
     settings.check()
@@ -160,10 +190,12 @@ def retrieve(
             for qid, c in stored.items()
         }
         pending = [(qid, text) for qid, text in queries.items() if qid not in stored]
+        saved = [len(stored)]
 
         def keep(answer: Answer, raw: Sequence[Hit], text: str) -> None:
             if store is not None and not answer.failed:
                 store.store(key, answer.query_id, text, raw, answer.latency_ms)
+                saved[0] += 1
             answers[answer.query_id] = answer
 
         tally = _Tally()
@@ -174,7 +206,11 @@ def retrieve(
                 keep(answer, raw, text)
                 tick(answer.failed)
 
-            _run_loop(_ask_all(retriever, pending, settings, on_answer, tally))
+            try:
+                _run_loop(_ask_all(retriever, pending, settings, on_answer, tally))
+            except KeyboardInterrupt:
+                where = os.fspath(cache) if store is not None and cache is not None else None
+                raise RetrieveInterrupted(saved[0] if where else 0, len(queries), where, refresh) from None
         wall = time.perf_counter() - started
     finally:
         if store is not None:
@@ -189,6 +225,7 @@ def retrieve(
         run=os.fspath(output) if output is not None else None,
         jsonl=os.fspath(jsonl) if jsonl is not None else None,
         cache=os.fspath(cache) if cache is not None else None,
+        blank=[qid for qid, text in queries.items() if not text.strip()],
     )
     _write(report, output, jsonl, allow_failures, tag)
     return report
@@ -243,7 +280,7 @@ async def _ask_all(
     if not pending:
         return
     limiter = RateLimiter(settings.rate * 60 if settings.rate else None, burst_seconds=1.0)
-    executor = concurrent.futures.ThreadPoolExecutor(settings.concurrency, thread_name_prefix="rankgate-retrieve")
+    executor = _Workers(min(settings.concurrency, len(pending)))
     todo = iter(pending)
     rng = random.Random()
 
@@ -268,40 +305,94 @@ async def _ask_one(
     tally: _Tally,
     rng: random.Random,
 ) -> tuple[Answer, Sequence[Hit]]:
-    """One query, retried after transient failures; (its answer, the hits as returned)."""
+    """One query, retried after transient failures; (its answer, the hits as returned).
+
+    The answer's latency is the time its attempts took, the failed ones included, without the
+    waits between them (see the module docstring).
+    """
     loop = asyncio.get_running_loop()
     last = "no attempt made"
+    spent = 0.0
     for attempt in range(settings.retries + 1):
         await limiter.acquire(0)
-        try:
-            raw, latency = await loop.run_in_executor(executor, _timed, retriever, qid, text, settings.k)
-        except TransientFailure as e:
-            last = str(e)
+        outcome, latency = await loop.run_in_executor(executor, _timed, retriever, qid, text, settings.k)
+        spent += latency
+        if isinstance(outcome, TransientFailure):
+            last = str(outcome)
             if attempt == settings.retries:
                 break
             tally.count(last)
-            wait = settings.retry.wait(attempt, e, rng)
-            if e.retry_after is not None:
+            wait = settings.retry.wait(attempt, outcome, rng)
+            if outcome.retry_after is not None:
                 limiter.pause(wait)  # the service asked every client to wait: every worker pauses
             else:
                 await asyncio.sleep(wait)
             continue
-        except QueryFailed as e:
-            return Answer(qid, attempts=attempt + 1, error=str(e)), ()
-        except RankgateError:
-            raise  # a missing extra, a bad configuration: the whole run stops
-        except Exception as e:  # an adapter's bug: reported for this query, the run goes on
-            return Answer(qid, attempts=attempt + 1, error=f"unexpected {type(e).__name__}: {cut(str(e), 200)}"), ()
+        if isinstance(outcome, QueryFailed):
+            return Answer(qid, latency_ms=spent, attempts=attempt + 1, error=str(outcome)), ()
+        if isinstance(outcome, RankgateError):
+            raise outcome  # a missing extra, a bad configuration: the whole run stops
+        if isinstance(outcome, Exception):  # an adapter's bug: reported for this query, the run goes on
+            error = f"unexpected {type(outcome).__name__}: {cut(str(outcome), 200)}"
+            return Answer(qid, latency_ms=spent, attempts=attempt + 1, error=error), ()
         answer = tidy(
-            qid, raw, settings.k, latency_ms=latency, attempts=attempt + 1, cached=False, scores=settings.scores
+            qid, outcome, settings.k, latency_ms=spent, attempts=attempt + 1, cached=False, scores=settings.scores
         )
-        return answer, raw
+        return answer, outcome
     tries = settings.retries + 1
-    return Answer(qid, attempts=tries, error=f"no answer after {tries} attempts; last: {last}"), ()
+    return Answer(qid, latency_ms=spent, attempts=tries, error=f"no answer after {attempts(tries)}; last: {last}"), ()
 
 
-def _timed(retriever: LiveRetriever, qid: str, text: str, k: int) -> tuple[Sequence[Hit], float]:
-    """``retriever.search`` in a worker thread, and its latency in milliseconds."""
+def _timed(retriever: LiveRetriever, qid: str, text: str, k: int) -> tuple[list[Hit] | Exception, float]:
+    """``retriever.search`` in a worker thread: (its hits, or the exception it raised; its latency in ms)."""
     started = time.perf_counter()
-    hits = retriever.search(qid, text, k)
-    return list(hits), (time.perf_counter() - started) * 1000.0
+    try:
+        outcome: list[Hit] | Exception = list(retriever.search(qid, text, k))
+    except Exception as e:  # handed back with the time it took: a failure counts in the latency
+        outcome = e
+    return outcome, (time.perf_counter() - started) * 1000.0
+
+
+class _Workers(concurrent.futures.Executor):
+    """``n`` daemon threads that run the calls submitted, in order.
+
+    `concurrent.futures.ThreadPoolExecutor` joins its threads when the interpreter exits, so one
+    search that never returns (a Python retriever without a timeout, stuck) would keep a process
+    that Ctrl-C stopped from ending. A daemon thread is left behind instead; its answer is dropped.
+    """
+
+    def __init__(self, n: int) -> None:
+        self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._threads = [
+            threading.Thread(target=self._work, name=f"rankgate-retrieve-{i}", daemon=True) for i in range(n)
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def submit(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> concurrent.futures.Future[T]:
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        self._jobs.put((future, lambda: fn(*args, **kwargs)))
+        return future
+
+    def _work(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            future, call = job
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(call())
+            except BaseException as e:  # handed to the waiting coroutine (KeyboardInterrupt included)
+                future.set_exception(e)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        if cancel_futures:
+            with contextlib.suppress(queue.Empty):
+                while True:
+                    job = self._jobs.get_nowait()
+                    if job is not None:
+                        job[0].cancel()
+        for _ in self._threads:
+            self._jobs.put(None)
+        if wait:
+            for thread in self._threads:
+                thread.join()
