@@ -151,7 +151,7 @@ def test_index_swap_example_from_the_docs(capsys, bench):
         ("{name: g, metric: p95, max: 10}", "gates[0].metric", "did you mean latency_p95_ms"),
         ("{name: g, metric: neighbor_recall@0, threshold: 0.9}", "gates[0].metric", "K >= 1"),
         ("{name: g, metric: qps, threshold: 5, decide_on: ci}", "gates[0].decide_on", "no CI"),
-        ("{name: g, metric: qps, threshold: 5, retriever: ''}", "gates[0].retriever", "at least 1"),
+        ("{name: g, metric: qps, threshold: 5, retriever: ''}", "gates[0].retriever", "must not be empty"),
         ("{name: g, metric: R@10, threshold: 0.5, index: hnsw}", "gates[0].index", "picks a row"),
         ("{name: g, metric: latency_p95_ms, max: 10}", "gates[0].metric", "--bench"),
     ],

@@ -83,9 +83,9 @@ def test_a_bench_baseline_is_a_baseline_and_growth_limits_read_as_growth(capsys,
     assert "no baseline" not in out and "max drop" not in out
     assert "limit" in out.splitlines()[3] and "20% growth" in out  # the table's column and cell
     out = _bench(capsys, tmp_path, P95)  # no baseline figures: the growth limit went unchecked
-    assert "(no baseline figures: the limits of p95_growth were not checked; pass --baseline-bench)" in out
+    assert "note: no baseline figures: the limits of p95_growth were not checked; pass --baseline-bench" in out
     out = _bench(capsys, tmp_path, P95 + "  - {name: r5, metric: recall@5, threshold: 0.5, regression_max: 0.1}\n")
-    assert "(no baseline: the drop limits of r5 were not checked; pass --baseline-run or --baseline)" in out
+    assert "note: no baseline: the drop limits of r5 were not checked; pass --baseline-run or --baseline" in out
     floors = "gates:\n  - {name: r5, metric: recall@5, threshold: 0.5}\n"
     assert "no baseline" not in _gate(capsys, _write(tmp_path, floors))[1]  # nothing needed one
 

@@ -79,9 +79,13 @@ def test_a_candidate_5_percent_better_promotes_on_the_means(data, gate):
     assert found["relative_delta"] == pytest.approx(0.05)
     check = found["checks"][0]
     assert check["rule"] == "min_relative_improvement" and check["bar"] == 0.03 and check["gain"] == pytest.approx(0.05)
+    # A gate with only relative rules shows the relative CI: decided on the means, the delta's CI over
+    # the baseline's mean (the test's interval at a bar of 0), in percent, never the delta's in points.
+    low, high = found["ci"]
+    assert found["relative_ci"] == pytest.approx([low / 0.5, high / 0.5])
     code, text, _ = gate("plus5", PROMOTE.format(on="mean"), "--baseline-run", str(data["base"]), fmt="text")
-    assert "✅ R@10 rose from 50.0% to 52.5% (+2.5 pts, +5.0%, 95% CI" in text
-    assert "needs +3%)" in text and code == 0
+    shown = f"(+2.5 pts, +5.0% (95% CI {low / 0.5 * 100:+.1f}% to {high / 0.5 * 100:+.1f}%); needs +3%)"
+    assert f"✅ R@10 rose from 50.0% to 52.5% {shown}" in text and code == 0
 
 
 def test_the_same_candidate_is_inconclusive_on_the_ci(data, gate):
@@ -140,6 +144,21 @@ def test_absolute_improvement_and_relative_limits(data, gate):
 def test_a_bar_without_a_baseline_is_a_config_error(data, gate):
     code, _, err = gate("plus5", PROMOTE.format(on="mean"))
     assert code == 2 and "gates[0].min_relative_improvement" in err and "--baseline-run" in err
+
+
+def test_a_bar_with_an_empty_store_says_how_main_records_its_first_result(data, gate, tmp_path):
+    """The docs' CI workflow with a promotion bar: main's push finds no baseline in the store. The
+    error (nothing recorded: a bar is never a silent pass) says how to pin one, and that main is
+    gated with a config without bars (docs/ci.md)."""
+    db = str(tmp_path / "results.db")
+    code, _, err = gate("plus5", PROMOTE.format(on="mean"), "--store", db)
+    assert code == 2 and "gates[0].min_relative_improvement" in err, err
+    assert "the store has no baseline set for key 'default'" in err and "rankgate store baseline set" in err
+    assert "gate main with a config without bars (docs/ci.md)" in err
+    from rankgate.store.base import open_store
+
+    with open_store(db) as store:
+        assert store.list() == []
 
 
 def test_the_library_decides_alike(data, gate):

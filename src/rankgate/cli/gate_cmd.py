@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import click
@@ -139,6 +141,7 @@ def gate_command(
           severity: error               # error blocks; warning reports
           mode: noninferiority          # decide on the CI of the paired delta
     """
+    _require_gate_extra()
     from rankgate.gate.github import comment_marker, comment_target
     from rankgate.gate.runner import run_gate
     from rankgate.io.source import atomic_writer
@@ -158,29 +161,30 @@ def gate_command(
 
     run_label, runs = parse_system(run)
     base_label, base_runs = parse_system(baseline_run) if baseline_run else (None, [])
-    report = run_gate(
-        qrels,
-        runs if run_label else run,
-        config,
-        baseline_run=(base_runs if base_label else baseline_run) or None,
-        baseline=baseline,
-        store=store,
-        record=not no_record,
-        allow_qrels_change=allow_qrels_change,
-        allow_settings_change=allow_settings_change,
-        tags=tags,
-        run_name=name or run_label,
-        baseline_name=base_label,
-        qrels_format=qrels_format,
-        run_format=run_format,
-        engine=engine,
-        disjoint="allow" if allow_disjoint else "error",
-        bench=bench,
-        baseline_bench=baseline_bench,
-    )
+    with _options_named(base_runs or ([baseline_run] if baseline_run else [])):
+        report = run_gate(
+            qrels,
+            runs if run_label else run,
+            config,
+            baseline_run=(base_runs if base_label else baseline_run) or None,
+            baseline=baseline,
+            store=store,
+            record=not no_record,
+            allow_qrels_change=allow_qrels_change,
+            allow_settings_change=allow_settings_change,
+            tags=tags,
+            run_name=name or run_label,
+            baseline_name=base_label,
+            qrels_format=qrels_format,
+            run_format=run_format,
+            engine=engine,
+            disjoint="allow" if allow_disjoint else "error",
+            bench=bench,
+            baseline_bench=baseline_bench,
+        )
     comment = markdown(report, key=comment_key)
     rendered = {
-        "text": lambda: plain_text(report),
+        "text": lambda: plain_text(report, stored=True),
         "markdown": lambda: comment,
         "json": lambda: _json(report),
         "junit": lambda: junit_xml(report),
@@ -203,6 +207,32 @@ def gate_command(
         click.echo(f"PR comment {posted.action}: {posted.url}", err=True)
     warn(report.current.warnings)
     ctx.exit(report.exit_code)
+
+
+def _require_gate_extra() -> None:
+    """Without the gate extra (pydantic, PyYAML): one line naming it and exit 2, never a traceback's
+    exit 1, which CI reads as a failed gate."""
+    from rankgate.extras import require
+
+    for module in ("pydantic", "yaml"):
+        require(module, "gate", purpose="rankgate gate")
+
+
+@contextlib.contextmanager
+def _options_named(baseline_runs: list[str]) -> Iterator[None]:
+    """A qrels file given to --run or --baseline-run (a run to --qrels) is named by its option: gate
+    takes its files as options, so eval's "pass the qrels first, then the run" would mislead."""
+    from fnmatch import fnmatch
+
+    from rankgate.errors import InputError
+    from rankgate.io.hints import name_option
+
+    try:
+        yield
+    except InputError as e:
+        source = e.source or ""
+        baseline = any(source == b or fnmatch(source, b) for b in baseline_runs)
+        raise name_option(e, {"run": "--baseline-run" if baseline else "--run", "qrels": "--qrels"}) from None
 
 
 def _notice_comment_skipped() -> None:

@@ -38,12 +38,12 @@ from rankgate.errors import ConfigError, MeasureError
 from rankgate.evaluation.settings import CHOICES, Settings
 from rankgate.evaluation.settings import DEFAULTS as DEFAULT_SETTINGS
 from rankgate.evaluation.settings import NAMES as SETTING_NAMES
-from rankgate.gate.config_keys import closest_key
+from rankgate.gate.config_keys import describe, key_path
 from rankgate.gate.figures import NAMES as FIGURE_NAMES
 from rankgate.gate.figures import Figure, parse_figure, suggest_figure
 from rankgate.gate.names import metric_from_name  # re-exported: gates use it by this path
 from rankgate.gate.ranges import check_values_in_range
-from rankgate.io.yaml import brief, cut, load_yaml
+from rankgate.io.yaml import brief, load_yaml
 from rankgate.measures.parse import parse_measure
 from rankgate.measures.registry import Measure
 from rankgate.stats import MAX_RESAMPLES, MIN_RESAMPLES
@@ -164,15 +164,6 @@ class GateFile(_Strict):
     n_resamples: int = Field(default=10_000, ge=MIN_RESAMPLES, le=MAX_RESAMPLES)  # the one range (stats)
     gates: list[GateSpec] = Field(min_length=1)
 
-    @model_validator(mode="after")
-    def _unique_names(self) -> GateFile:
-        seen: set[str] = set()
-        for gate in self.gates:
-            if gate.name in seen:
-                raise ValueError(f"two gates are named {brief(gate.name)}; names must differ")
-            seen.add(gate.name)
-        return self
-
 
 class Gate(BaseModel):
     """A gate with its metric parsed and defaults applied."""
@@ -278,40 +269,21 @@ def _parse_yaml(text: str, source: str) -> Any:
 
 def _validate(data: Mapping[str, Any], source: str) -> GateFile:
     try:
-        return GateFile.model_validate(dict(data))
+        spec = GateFile.model_validate(dict(data))
     except ValidationError as e:
         errors = e.errors()  # an unknown key first: `gate:` explains the missing `gates:`
         first = next((x for x in errors if x.get("type") == "extra_forbidden"), errors[0])
-        raise ConfigError(_describe(first), key_path=_key_path(first["loc"]) or None, source=source) from None
-
-
-def _key_path(loc: tuple[Any, ...]) -> str:
-    """``("gates", 1, "threshold")`` -> ``gates[1].threshold``."""
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif part in ("str", "list[str]"):  # pydantic names the union member it tried; not a key
-            continue
-        else:
-            part = cut(str(part))  # a key can be 1,024 characters long: never echo it whole
-            if not part.isprintable():  # a newline in a key must not break the one-line message
-                part = repr(part)
-            out += f".{part}" if out else part
-    return out
-
-
-def _describe(error: Mapping[str, Any]) -> str:
-    kind = error.get("type", "")
-    if kind == "extra_forbidden":
-        close = closest_key(GateFile, tuple(error.get("loc", ())))
-        return f"unknown key; did you mean {close!r}?" if close else "unknown key (check its spelling)"
-    if kind == "missing":
-        return "required key is missing"
-    message = str(error.get("msg", "invalid value")).removeprefix("Value error, ")
-    if "input" in error and kind not in ("model_type", "dict_type"):
-        message += f" (got {brief(error['input'])})"
-    return message
+        raise ConfigError(describe(first, GateFile), key_path=key_path(first["loc"]) or None, source=source) from None
+    first_named: dict[str, int] = {}
+    for i, gate in enumerate(spec.gates):
+        if gate.name in first_named:
+            raise ConfigError(
+                f"{brief(gate.name)} is already the name of gates[{first_named[gate.name]}]; gate names must differ",
+                key_path=f"gates[{i}].name",
+                source=source,
+            )
+        first_named[gate.name] = i
+    return spec
 
 
 def _resolve(spec: GateFile, source: str, *, base: Path) -> GateConfig:

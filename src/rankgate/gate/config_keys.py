@@ -1,11 +1,13 @@
-"""The gate file's keys: the closest known key for an unknown one, and command-line flags
-checked against the ``settings:`` the file fixes (a flag may fill in a setting the file leaves
-unset, never change one it sets: the baseline and the candidate must be evaluated alike)."""
+"""The gate file's keys: key paths and messages for what pydantic refuses (the closest known key
+for an unknown one), and command-line flags checked against the ``settings:`` the file fixes (a
+flag may fill in a setting the file leaves unset, never change one it sets: the baseline and
+the candidate must be evaluated alike)."""
 
 from __future__ import annotations
 
 import difflib
 import typing
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +15,7 @@ from pydantic import BaseModel
 
 from rankgate.errors import ConfigError
 from rankgate.evaluation.settings import Settings
-from rankgate.io.yaml import brief
+from rankgate.io.yaml import brief, cut
 
 if TYPE_CHECKING:
     from rankgate.gate.config import GateConfig
@@ -40,6 +42,45 @@ def closest_key(root: type[BaseModel], loc: tuple[Any, ...]) -> str | None:
         return None
     close = difflib.get_close_matches(str(loc[-1]), list(model.model_fields), n=1, cutoff=0.6)
     return close[0] if close else None
+
+
+def key_path(loc: tuple[Any, ...]) -> str:
+    """``("gates", 1, "threshold")`` -> ``gates[1].threshold``."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part in ("str", "list[str]"):  # pydantic names the union member it tried; not a key
+            continue
+        else:
+            part = cut(str(part))  # a key can be 1,024 characters long: never echo it whole
+            if not part.isprintable():  # a newline in a key must not break the one-line message
+                part = repr(part)
+            out += f".{part}" if out else part
+    return out
+
+
+def describe(error: Mapping[str, Any], root: type[BaseModel]) -> str:
+    """One pydantic error (of the file modelled by ``root``) in the project's words.
+
+    >>> too_short = {"type": "too_short", "loc": ("gates",), "msg": "List should have at least 1 item", "input": []}
+    >>> describe(too_short, BaseModel)
+    'the list is empty; give at least one gate, e.g. - {name: recall_at_5, threshold: 0.85}'
+    """
+    kind = error.get("type", "")
+    if kind == "extra_forbidden":
+        close = closest_key(root, tuple(error.get("loc", ())))
+        return f"unknown key; did you mean {close!r}?" if close else "unknown key (check its spelling)"
+    if kind == "missing":
+        return "required key is missing"
+    if kind == "too_short" and tuple(error.get("loc", ())) == ("gates",):
+        return "the list is empty; give at least one gate, e.g. - {name: recall_at_5, threshold: 0.85}"
+    if kind in ("too_short", "string_too_short") and error.get("input") in ("", [], {}):
+        return "must not be empty"
+    message = str(error.get("msg", "invalid value")).removeprefix("Value error, ")
+    if "input" in error and kind not in ("model_type", "dict_type"):
+        message += f" (got {brief(error['input'])})"
+    return message
 
 
 def _is_model(kind: Any) -> bool:

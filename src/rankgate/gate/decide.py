@@ -20,6 +20,11 @@ values: it is decided on the observed values (`decide_figure`), with ``max`` as 
 
 A failed check gives ``fail`` for an ``error`` gate and ``warn`` for a ``warning`` gate.
 
+Without a baseline (or, for a figure, without the baseline's figure) the limits cannot be
+checked: the outcome lists them in ``unchecked``. A gate with nothing else to check (no floor,
+no ceiling) then checked nothing at all: its status stays ``pass`` (nothing failed), and
+``checked_nothing`` says so, for the notes and the renderers (a skipped JUnit test case).
+
 A gate that matches no query at all (a misspelt tag, a run of other query ids) has nothing to
 decide on: it is inconclusive, and counts as its ``on_no_queries`` (``fail`` unless the config
 says ``warn`` or ``pass``), so a typo cannot turn a gate into one that always passes.
@@ -60,8 +65,10 @@ class GateOutcome:
     inconclusive: str | None = None  # why no decision could be made
     queries_needed: int | None = None
     relative_delta: float | None = None  # delta / |baseline|
+    relative_ci: tuple[float, float] | None = None  # ci / |baseline|: the relative change's interval at a bar of 0
     checks: list[rules.Check] = field(default_factory=list)  # each baseline rule's finding
     source: str = "qrels"  # where the value came from: "qrels", or the --bench file of a figure
+    unchecked: list[str] = field(default_factory=list)  # the rules (config keys) not checked for want of a baseline
 
     @property
     def counts_as(self) -> str:
@@ -72,6 +79,11 @@ class GateOutcome:
                 return "warn"
             return counts
         return self.status
+
+    @property
+    def checked_nothing(self) -> bool:
+        """Every rule of this passing gate went unchecked for want of a baseline (no floor, no ceiling)."""
+        return self.status == "pass" and bool(self.unchecked) and self.gate.threshold is None and self.gate.max is None
 
     def to_dict(self) -> dict[str, Any]:
         """The per-gate object of ``rankgate gate --format json`` (DESIGN.md)."""
@@ -100,7 +112,9 @@ class GateOutcome:
             "decide_on": g.decide_on,
             "max": g.max,
             "relative_delta": self.relative_delta,
+            "relative_ci": list(self.relative_ci) if self.relative_ci else None,
             "checks": [c.to_dict() for c in self.checks],
+            "unchecked": list(self.unchecked),
             "source": self.source,
             "n_queries": self.n_queries,
             "n_paired": self.n_paired,
@@ -189,6 +203,8 @@ def decide_gate(
         out.failed.append("floor")
     if baseline is not None and rules.active_rules(gate):
         _check_baseline(out, gate, current, baseline, queries, seed=seed, n_resamples=n_resamples)
+    elif baseline is None:
+        out.unchecked = [key for key, _ in rules.active_rules(gate)]
     _settle(out, gate)
     return out
 
@@ -231,7 +247,9 @@ def _check_baseline(
     out.delta = float(summary.delta[0])
     out.ci = (float(summary.ci_low[0]), float(summary.ci_high[0]))
     out.p_value = float(summary.p_value[0])
-    out.relative_delta = out.delta / abs(out.baseline) if out.baseline else None
+    if out.baseline:
+        out.relative_delta = out.delta / abs(out.baseline)
+        out.relative_ci = (out.ci[0] / abs(out.baseline), out.ci[1] / abs(out.baseline))
     _apply(out, gate, rules.on_queries(gate, base, cur, seed=seed, n_resamples=n_resamples))
 
 
@@ -261,6 +279,8 @@ def decide_figure(gate: Gate, value: float, baseline: float | None, *, source: s
         out.baseline, out.current_paired, out.delta = baseline, value, value - baseline
         out.relative_delta = out.delta / abs(baseline) if baseline else None
         _apply(out, gate, rules.on_means(gate, baseline, value))
+    else:
+        out.unchecked = [key for key, _ in rules.active_rules(gate)]
     _settle(out, gate)
     return out
 

@@ -92,6 +92,8 @@ class FigureSource:
     path: str
     rows: list[dict[str, Any]]  # {"id", "retriever", "index", "k", "figures": {name: value | None}}
     kind: str  # "bench" | "retrieve"
+    failed: int = 0  # a retrieve summary's queries that got no answer (``failed``)
+    queries: int | None = None  # and all its queries
 
     def pick(self, *, retriever: str | None, index: str | None, k: int | None, key: str) -> dict[str, Any]:
         """The one row a gate reads: the rows matching its selectors (``key`` is its key path)."""
@@ -120,7 +122,8 @@ class FigureSource:
 
 
 def read_figures(path: str | os.PathLike[str]) -> FigureSource:
-    """Read a ``rankgate bench --format json`` file or a ``rankgate retrieve`` JSON summary."""
+    """Read a ``rankgate bench --format json`` file or a ``rankgate retrieve`` JSON summary (with
+    its count of failed queries, which the gate notes)."""
     from rankgate.io.jsontext import loads
 
     name = str(path)
@@ -138,12 +141,21 @@ def read_figures(path: str | os.PathLike[str]) -> FigureSource:
             raise InputError("the bench file holds no result rows", source=name)
         return FigureSource(name, rows, "bench")
     if isinstance(data, Mapping) and isinstance(data.get("latency_ms"), Mapping):
-        return FigureSource(name, [_retrieve_row(data, name)], "retrieve")
+        failed, queries = (_count(data.get(k), k, name) for k in ("failed", "queries"))
+        return FigureSource(name, [_retrieve_row(data, name)], "retrieve", failed or 0, queries)
     raise InputError(
         "expected `rankgate bench --format json` output (a 'results' list) or a `rankgate retrieve` "
         "JSON summary ('latency_ms', 'qps')",
         source=name,
     )
+
+
+def _count(value: Any, where: str, source: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InputError(f"{where} is not a count (got {value!r})", source=source)
+    return value
 
 
 def _number(value: Any, where: str, source: str) -> float | None:

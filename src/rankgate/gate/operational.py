@@ -61,6 +61,10 @@ def read_operational(
         return out
     current = read_figures(bench)
     base = read_figures(baseline_bench) if baseline_bench is not None else None
+    for source, flag in ((current, "--bench"), (base, "--baseline-bench")):
+        note = failed_note(source, flag)
+        if note:
+            out.notes.append(note)
     picked: dict[str, dict[str, Any]] = {}
     for i, gate in cfg.figure_gates:
         figure = gate.figure
@@ -83,6 +87,22 @@ def read_operational(
         out.values[i] = (value, baseline, current.path)
     out.record = _to_record(picked, cfg, out)
     return out
+
+
+def failed_note(source: FigureSource | None, flag: str) -> str | None:
+    """A note when a retrieve summary counts failed queries: its figures are not those of a run that
+    answered every query, and the run lacks their results; None when none failed.
+
+    >>> failed_note(FigureSource("new.json", [], "retrieve", failed=7, queries=63), "--bench")  # doctest: +ELLIPSIS
+    '--bench new.json: 7 of 63 queries failed in `rankgate retrieve` (no answer); its latency and qps are not ...'
+    """
+    if source is None or not source.failed:
+        return None
+    of = f" of {source.queries}" if source.queries is not None else ""
+    return (
+        f"{flag} {source.path}: {source.failed}{of} quer{'y' if source.failed == 1 else 'ies'} failed in "
+        "`rankgate retrieve` (no answer); its latency and qps are not those of a run that answered every query"
+    )
 
 
 def _baseline_value(

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from rankgate.evaluation.groups import MIN_GROUP, group_rows
 from rankgate.evaluation.results import Results
+from rankgate.gate import notes as gate_notes
 from rankgate.gate.config import GateConfig, load_config
 from rankgate.gate.decide import GateOutcome, decide, verdict
 
@@ -29,7 +30,7 @@ class GateReport:
     outcomes: list[GateOutcome]
     current: Results
     baseline: Results | None
-    baseline_label: str | None
+    baseline_label: str | None  # a baseline run's name, or the stored result's id, name, branch, commit and date
     run_name: str
     qrels_fingerprint: str
     config_source: str
@@ -37,6 +38,7 @@ class GateReport:
     by_tag: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
+    baseline_kind: str | None = None  # "run" (evaluated on the spot) or "stored"; None without a baseline
 
     @property
     def exit_code(self) -> int:
@@ -149,7 +151,7 @@ def run_gate(
             base_results = _restrict(base_results, measures, base_label or "baseline")
         figures = read_operational(cfg, bench, baseline_bench, stored.figures if stored is not None else None)
         notes.extend(figures.notes)
-        _check_baselines_given(cfg, base_results, figures.values)
+        _check_baselines_given(cfg, base_results, figures.values, store_key=cfg.baseline_key if opened else None)
         outcomes = decide(cfg, current, base_results, tags=tags, figures=figures.values)
         result = verdict(outcomes)
         stored_id = None
@@ -165,7 +167,7 @@ def run_gate(
         if opened is not None and opened is not store:
             opened.close()
 
-    notes.extend(_coverage(base_results, current))
+    notes = [*gate_notes.unchecked(outcomes), *notes, *gate_notes.coverage(base_results, current)]
     return GateReport(
         verdict=result,
         outcomes=outcomes,
@@ -179,6 +181,7 @@ def run_gate(
         by_tag=_breakdown(current, base_results, measures, tags, cfg),
         notes=notes,
         settings={**current.settings, "seed": cfg.seed, "n_resamples": cfg.n_resamples},
+        baseline_kind=None if base_results is None else "stored" if stored is not None else "run",
     )
 
 
@@ -198,31 +201,32 @@ def _evaluator(session: Any, run_format: str | None, notes: list[str]) -> Callab
     return evaluate_run
 
 
-def _coverage(baseline: Results | None, current: Results) -> list[str]:
-    if baseline is None:
-        return []
-    shared = len(set(baseline.query_ids) & set(current.query_ids))
-    if shared >= len(current.query_ids):
-        return []
-    return [
-        f"the baseline covers {shared} of the {len(current.query_ids)} evaluated queries; deltas use the shared ones"
-    ]
-
-
 def _check_baselines_given(
-    cfg: GateConfig, baseline: Results | None, figures: dict[int, tuple[float, float | None, str]]
+    cfg: GateConfig,
+    baseline: Results | None,
+    figures: dict[int, tuple[float, float | None, str]],
+    *,
+    store_key: str | None = None,
 ) -> None:
-    """A rule that needs a baseline (a bar of improvement) and has none is a config error naming it."""
+    """A rule that needs a baseline (a bar of improvement) and has none is a config error naming it.
+
+    ``store_key``: the baseline key looked up in a store that had none set; the message then says
+    how a store gets its first baseline (main's first result, docs/ci.md)."""
     from rankgate.errors import ConfigError
 
     for i, gate in enumerate(cfg.gates):
         missing = figures[i][1] is None if gate.figure is not None else baseline is None
         if gate.needs_baseline and missing:
-            where = (
-                "--baseline-bench FILE or a stored baseline recorded with --bench"
-                if gate.figure
-                else ("--baseline-run RUN, --baseline ID, or --store with a baseline set")
-            )
+            if gate.figure:
+                where = "--baseline-bench FILE or a stored baseline recorded with --bench"
+            elif store_key is not None:
+                where = (
+                    f"--baseline-run RUN or --baseline ID, or pin one (the store has no baseline set for key "
+                    f"{store_key!r}: `rankgate store baseline set ID|latest:main`); to record main's results, gate "
+                    "main with a config without bars (docs/ci.md)"
+                )
+            else:
+                where = "--baseline-run RUN, --baseline ID, or --store with a baseline set"
             raise ConfigError(
                 f"{gate.needs_baseline[0]} compares with a baseline and there is none: pass {where}",
                 key_path=f"gates[{i}].{gate.needs_baseline[0]}",
@@ -258,7 +262,7 @@ def _baseline(
         raise ConfigError("give a baseline run or a stored baseline, not both", key_path="baseline")
     if baseline_run is not None:
         res = evaluate_run(baseline_run, None)
-        return res, f"run `{res.run_name or 'baseline'}`", None
+        return res, res.run_name or "baseline", None
     if store is None:
         if baseline is not None:
             raise ConfigError(f"--baseline {baseline} needs a results store (--store URL)", key_path="baseline")

@@ -18,7 +18,7 @@ thousand scores of a run with fractional scores before it stops.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -32,17 +32,43 @@ _PROBE = 4096  # scores read before the full check: a run with fractional scores
 _BLOCK = 1 << 20  # then scores read at a time
 
 
-def swap_hint(kind: str, unit: str | None = None) -> str:
+def swap_hint(kind: str, unit: str | None = None, *, option: str | None = None) -> str:
     """The hint for input that looks like the other kind: ``kind`` is "run" or "qrels".
+
+    ``option``: the command-line option that took the file, for a command that takes both files
+    as options (``rankgate gate --qrels QRELS --run RUN``), where their order means nothing.
 
     >>> swap_hint("run", "line")
     'this looks like a run line: pass the qrels first, then the run'
     >>> swap_hint("qrels")
     'this looks like qrels: pass the qrels first, then the run'
+    >>> swap_hint("qrels", "line", option="--run")
+    'this looks like a qrels line: --run got a qrels file (the qrels go to --qrels)'
     """
     what = f"{kind} {unit}" if unit else kind
     article = "a " if kind == "run" or unit else ""
-    return f"this looks like {article}{what}: {SWAP}"
+    if option is None:
+        return f"this looks like {article}{what}: {SWAP}"
+    goes = "the qrels go to --qrels" if kind == "qrels" else "the run goes to --run"
+    return f"this looks like {article}{what}: {option} got a {kind} file ({goes})"
+
+
+def name_option(error: InputError, options: Mapping[str, str]) -> InputError:
+    """``error`` with its `swap_hint` naming the option that took the file instead of the order of
+    arguments; ``options`` maps what the file was read as (``"run"``, ``"qrels"``) to that option.
+    An error without the hint is returned as it is.
+
+    >>> e = InputError("expected 6 fields; " + swap_hint("qrels", "line"), source="q.txt", line=1)
+    >>> name_option(e, {"run": "--baseline-run", "qrels": "--qrels"}).message
+    'expected 6 fields; this looks like a qrels line: --baseline-run got a qrels file (the qrels go to --qrels)'
+    """
+    for kind, read_as in (("qrels", "run"), ("run", "qrels")):
+        for unit in ("line", None):
+            hint = swap_hint(kind, unit)
+            if hint in error.message and read_as in options:
+                message = error.message.replace(hint, swap_hint(kind, unit, option=options[read_as]))
+                return InputError(message, source=error.source, line=error.line, text=error.text)
+    return error
 
 
 def with_hint(error: InputError, hint: str) -> InputError:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from rankgate.gate.decide import GateOutcome
     from rankgate.gate.runner import GateReport
 
-ICONS = {"pass": "✅", "warn": "⚠️", "fail": "❌", "inconclusive": "❔"}
+ICONS = {"pass": "✅", "warn": "⚠️", "fail": "❌", "inconclusive": "❔", "unchecked": "➖"}
 VERDICT_WORDS = {"pass": "passed", "warn": "passed with warnings", "fail": "failed"}
 VERDICT_LINES = {"pass": "PASS", "warn": "WARN (passed with warnings)", "fail": "FAIL"}  # the terminal's first line
 MAX_TAG_ROWS = 15
@@ -111,21 +111,28 @@ def _limits(outcome: GateOutcome, fraction: bool) -> str:
 
 def _change(outcome: GateOutcome, frac: bool, unit: str) -> str:
     """The change and the one CI its rules decide on: ``-6.0 pts, 95% CI -8.1 to -3.9``; with
-    only relative rules decided on a CI, that CI: ``+6.0 pts, +8.0% (95% CI +2.1% to +14.0%)``;
-    with both kinds, each CI beside its number. Every CI is in the JSON (``ci``, ``checks``)."""
+    only relative rules, the relative CI: ``+6.0 pts, +8.0% (95% CI +2.1% to +14.0%)``; with both
+    kinds, each CI beside its number. Every CI is in the JSON (``ci``, ``relative_ci``, ``checks``).
+
+    The relative CI is the interval of a relative rule decided on a CI (the test's interval at its
+    bar), else the delta's CI divided by the baseline's mean (the same interval at a bar of 0)."""
     g = outcome.gate
     delta = fmt_delta(outcome.delta, frac) + ("" if frac else unit)
     relative = g.regression_max_relative is not None or g.min_relative_improvement is not None
     absolute = g.regression_max is not None or g.min_improvement is not None or not relative
     abs_ci = f"{g.confidence:.0%} CI {_fmt_ci(outcome.ci, frac)}" if outcome.ci else ""
-    rel_ci = next((c.ci for c in outcome.checks if c.relative and c.ci), None)
-    if outcome.relative_delta is not None and relative:
-        rel = f"{outcome.relative_delta * 100:+.1f}%"
-        if rel_ci is None:  # no relative rule decided on a CI: the delta's CI, as without one
-            return f"{delta}, {rel}" + (f", {abs_ci}" if abs_ci else "")
+    if outcome.relative_delta is None or not relative:
+        return delta + (f", {abs_ci}" if abs_ci else "")
+    rel = f"{outcome.relative_delta * 100:+.1f}%"
+    rel_ci = next((c.ci for c in outcome.checks if c.relative and c.ci), outcome.relative_ci)
+    if rel_ci is not None:
         rel += f" ({g.confidence:.0%} CI {rel_ci[0] * 100:+.1f}% to {rel_ci[1] * 100:+.1f}%)"
-        return f"{delta} ({abs_ci}), {rel}" if abs_ci and absolute else f"{delta}, {rel}"
-    return delta + (f", {abs_ci}" if abs_ci else "")
+    return f"{delta} ({abs_ci}), {rel}" if abs_ci and absolute else f"{delta}, {rel}"
+
+
+def shown_status(outcome: GateOutcome) -> str:
+    """The status a reader is shown: ``unchecked`` for a gate that checked nothing (its JSON status is pass)."""
+    return "unchecked" if outcome.checked_nothing else outcome.status
 
 
 def headline(outcome: GateOutcome, *, text: Callable[[str], str] = str) -> str:
@@ -155,7 +162,7 @@ def headline(outcome: GateOutcome, *, text: Callable[[str], str] = str) -> str:
     reasons = _reasons(outcome, frac, unit)
     if reasons:
         line += " — " + "; ".join(reasons)
-    return f"{ICONS[outcome.status]} {line}"
+    return f"{ICONS[shown_status(outcome)]} {line}"
 
 
 def _reasons(outcome: GateOutcome, frac: bool, unit: str) -> list[str]:
@@ -181,6 +188,10 @@ def _reasons(outcome: GateOutcome, frac: bool, unit: str) -> list[str]:
             if g.decide_on == "mean"
             else f"the whole CI lies below the required gain of {bars}"
         )
+    if outcome.unchecked:
+        limit = f"max {'drop' if g.higher_is_better else 'growth'}"
+        what = "not checked" if outcome.checked_nothing else f"{limit} not checked"
+        reasons.append(f"{what}: no baseline{' figure' if g.figure is not None else ''}")
     if outcome.inconclusive:
         reason = f"inconclusive: {outcome.inconclusive}"
         if reason.endswith("allowed drop"):
@@ -258,7 +269,7 @@ def _gate_cells(o: GateOutcome, bars: bool = False) -> list[str]:
         floor,
         _limit_cell(g, frac, unit),
         str(o.n_queries) if g.figure is None else "-",
-        f"{ICONS[o.status]} {o.status}",
+        f"{ICONS[shown_status(o)]} {shown_status(o)}",
     ]
     if bars:
         cells.insert(8, _bars(g, frac, unit).removeprefix("needs "))
@@ -269,23 +280,6 @@ def _limit_cell(g: Any, frac: bool, unit: str) -> str:
     """The regression limits with their direction: ``3 pts drop``, ``20% growth``."""
     allowed = _allowed(g, frac, unit)
     return f"{allowed} {'drop' if g.higher_is_better else 'growth'}" if allowed else ""
-
-
-def _unchecked(report: GateReport, *, figures: bool) -> str | None:
-    """Which quality gates' (or operational gates') limits against a baseline went unchecked for
-    want of one, and what to pass; None when every limit had its baseline."""
-    names = [
-        o.gate.name
-        for o in report.outcomes
-        if (o.gate.regression_max is not None or o.gate.regression_max_relative is not None)
-        and (o.gate.figure is not None) == figures
-        and (o.baseline is None if figures else not report.baseline_label)
-    ]
-    if not names:
-        return None
-    if figures:
-        return f"no baseline figures: the limits of {', '.join(names)} were not checked; pass --baseline-bench"
-    return f"no baseline: the drop limits of {', '.join(names)} were not checked; pass --baseline-run or --baseline"
 
 
 def _gate_table(outcomes: Sequence[GateOutcome]) -> list[str]:
@@ -359,31 +353,31 @@ def _footer(report: GateReport) -> str:
     bits = [f"run {code_span(report.run_name)}", f"{report.current.queries['evaluated']} queries"]
     if report.baseline_label:
         bits.append(f"baseline {_baseline_label(report)}")
-    elif _unchecked(report, figures=False):
-        bits.append("no baseline: drop limits not checked")
     if report.stored_id is not None:
         bits.append(f"stored as result {report.stored_id}")
     bits.append(f"qrels `{report.qrels_fingerprint[:12]}`")
-    unchecked = _unchecked(report, figures=True)
-    notes = "".join(f"<br>{markdown_text(n)}" for n in [*([unchecked] if unchecked else []), *report.notes])
+    notes = "".join(f"<br>{markdown_text(n)}" for n in report.notes)
     return "<sub>" + " · ".join(bits) + notes + "</sub>"
 
 
 def _baseline_label(report: GateReport) -> str:
     """The baseline's label for Markdown: a baseline run's name as code, as the run's; a stored one escaped."""
-    name = (report.baseline.run_name or "baseline") if report.baseline is not None else None
-    if name is not None and report.baseline_label == f"run `{name}`":
-        return f"run {code_span(name)}"
-    return markdown_text(report.baseline_label)
+    if report.baseline_kind == "run":
+        return f"run {code_span(report.baseline_label or 'baseline')}"
+    return markdown_text(report.baseline_label or "")
 
 
-def plain_text(report: GateReport) -> str:
+def plain_text(report: GateReport, *, stored: bool = False) -> str:
     """The terminal and CI-log form: verdict line, one headline per gate, the gates' table and the
-    per-tag breakdown (worst first), as the PR comment has them; plain text, never wrapped."""
+    per-tag breakdown (worst first), as the PR comment has them; plain text, never wrapped.
+
+    ``stored``: say where the run was recorded, when it was (``rankgate gate`` does; a report of
+    a throwaway store, as the demo's, need not)."""
     lines = [f"rankgate gate: {VERDICT_LINES[report.verdict]}"]
     lines += [f"  {headline(o)}" for o in report.outcomes]
-    lines += [f"  ({line})" for line in (_unchecked(report, figures=False), _unchecked(report, figures=True)) if line]
     lines += [f"  note: {n}" for n in report.notes]
+    if stored and report.stored_id is not None:
+        lines.append(f"  stored as result {report.stored_id} in the results store")
     bars = _has_bars(report.outcomes)
     lines += ["", *_columns(_gate_headers(report.outcomes), [_gate_cells(o, bars) for o in report.outcomes])]
     if report.by_tag:
