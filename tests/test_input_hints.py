@@ -115,7 +115,8 @@ def test_value_columns_of_the_other_kind_give_the_hint(tmp_path: Path) -> None:
 # -- qrels given as the run ------------------------------------------------------------------
 QRELS_AS_RUN = (
     "every document in the run is judged and scored with its grade: the run looks like the qrels; "
-    "if it is, pass the qrels first, then the run"
+    "if it is, the qrels were given where the run goes (eval and compare take the qrels first, gate takes them "
+    "with --qrels)"
 )
 
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from rankgate.io.hints import SWAP
-
 UNJUDGED_WARNING_FRACTION = 0.5
 UPSIDE_DOWN_QUERIES = 10  # queries with relevant documents retrieved, at least, before the warning
 UPSIDE_DOWN_FRACTION = 0.9  # of them with their relevant documents nearer the bottom (random rankings: half)
@@ -133,7 +131,8 @@ class EvaluationFacts:
         if self.run_rows and self.run_is_qrels:  # a TREC qrels file given as the run fails on its fields first
             out.append(
                 "every document in the run is judged and scored with its grade: the run looks like the qrels; "
-                f"if it is, {SWAP}"
+                "if it is, the qrels were given where the run goes (eval and compare take the qrels first, gate "
+                "takes them with --qrels)"
             )
         out.extend(self._score_order_warnings())
         if self.unjudged_fraction > UNJUDGED_WARNING_FRACTION:
