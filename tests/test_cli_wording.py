@@ -47,3 +47,20 @@ def test_run_only_queries_agree_in_number(tmp_path: Path, extra: int, expected: 
     (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
     (tmp_path / "r.txt").write_text("q1 Q0 d1 1 2 t\n" + "".join(f"x{i} Q0 d1 1 2 t\n" for i in range(extra)))
     assert expected in rankgate.evaluate(tmp_path / "q.txt", tmp_path / "r.txt", ["P@1"]).warnings
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["fuse", "{run}", "{qrels}", "-o", "{out}"], "rankgate fuse reads runs here (qrels go to --train-qrels)"),
+        (["overlap", "{run}", "{qrels}"], "rankgate overlap reads runs here and takes no qrels"),
+    ],
+)
+def test_a_command_that_reads_runs_says_so_of_a_qrels_file(capsys, tmp_path: Path, argv: list[str], says: str) -> None:
+    """No "pass the qrels first": these commands take no qrels in that place."""
+    files = {"run": tmp_path / "r.txt", "qrels": tmp_path / "q.txt", "out": tmp_path / "f.txt"}
+    files["run"].write_text("q1 Q0 d1 1 2 t\n")
+    files["qrels"].write_text("q1 0 d1 1\n")
+    code, _, err = invoke(capsys, *[a.format(**{k: str(v) for k, v in files.items()}) for a in argv])
+    assert code == 2 and f"this looks like a qrels line: {says}" in err, err
+    assert "pass the qrels first" not in err

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from rankgate.errors import ConfigError
+from rankgate.errors import ConfigError, InputError
 
 
 def _params(values: tuple[str, ...]) -> dict[str, float]:
@@ -63,12 +63,16 @@ def fuse_command(
     """
     from rankgate.fusion import fuse
     from rankgate.fusion import optimize as optimise
+    from rankgate.io.hints import runs_only
     from rankgate.io.readers import read_qrels, read_run
     from rankgate.io.writers import write_run
 
-    loaded = [read_run(p) for p in runs]
+    try:
+        loaded = [read_run(p) for p in runs]
+        learn_on = [read_run(p) for p in train_runs] or None
+    except InputError as e:
+        raise runs_only(e, "rankgate fuse", "--train-qrels") from None
     qrels = read_qrels(train_qrels) if train_qrels else None
-    learn_on = [read_run(p) for p in train_runs] or None
     w = [float(x) for x in weights.split(",")] if weights else None
     given = _params(params)
     if optimize:

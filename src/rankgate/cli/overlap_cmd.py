@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from rankgate.cli.options import emit, format_option, output_file_option
+from rankgate.errors import InputError
 
 
 @click.command("overlap")
@@ -56,8 +57,13 @@ def overlap_command(
       rankgate overlap bm25.txt dense.txt -k 10 --p 0.8 --format json
     """
     from rankgate.comparison.overlap import run_overlap
+    from rankgate.io.hints import runs_only
     from rankgate.io.readers import read_run
     from rankgate.render.overlap import render
 
-    result = run_overlap(read_run(run_a), read_run(run_b), ks=ks or (10,), p=p, queries=queries, ties=ties)
+    try:
+        a, b = read_run(run_a), read_run(run_b)
+    except InputError as e:
+        raise runs_only(e, "rankgate overlap") from None
+    result = run_overlap(a, b, ks=ks or (10,), p=p, queries=queries, ties=ties)
     emit(render(result, fmt, worst=worst, per_query=per_query), output)

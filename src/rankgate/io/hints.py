@@ -71,6 +71,23 @@ def name_option(error: InputError, options: Mapping[str, str]) -> InputError:
     return error
 
 
+def runs_only(error: InputError, command: str, qrels_option: str | None = None) -> InputError:
+    """``error`` with its `swap_hint` saying that ``command`` reads runs where it got qrels (it takes
+    no qrels there: "the qrels first" would mislead); ``qrels_option``: where its qrels go, if anywhere.
+
+    >>> e = InputError("expected 6 fields; " + swap_hint("qrels", "line"), source="q.txt", line=1)
+    >>> runs_only(e, "rankgate fuse", "--train-qrels").message
+    'expected 6 fields; this looks like a qrels line: rankgate fuse reads runs here (qrels go to --train-qrels)'
+    """
+    for unit in ("line", None):
+        hint = swap_hint("qrels", unit)
+        if hint in error.message:
+            where = f" (qrels go to {qrels_option})" if qrels_option else " and takes no qrels"
+            fixed = hint.replace(SWAP, f"{command} reads runs here{where}")
+            return InputError(error.message.replace(hint, fixed), source=error.source, line=error.line, text=error.text)
+    return error
+
+
 def with_hint(error: InputError, hint: str) -> InputError:
     """``error`` with ``; hint`` added to its message (same file, line and text)."""
     return InputError(f"{error.message}; {hint}", source=error.source, line=error.line, text=error.text)
