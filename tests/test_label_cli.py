@@ -94,8 +94,8 @@ def test_rerunning_the_command_resumes_without_paying_twice(capsys, coll, tmp_pa
         assert code == 0, err
         assert len(server.records) == 12
         assert json.loads(out)["counts"] == {
-            "pool": 12, "done_before": 5, "new": 7, "cached": 0, "failed": 0, "errors": 0, "no_signal": 0,
-            "not_started": 0,
+            "pool": 12, "done_before": 5, "failed_before": 0, "new": 7, "cached": 0, "failed": 0, "errors": 0,
+            "no_signal": 0, "not_started": 0,
         }  # fmt: skip
 
 

@@ -184,7 +184,7 @@ def test_ctrl_c_in_the_library_says_how_many_answers_are_saved(tmp_path: Path) -
     with pytest.raises(RetrieveInterrupted) as stopped:
         retrieve(QUERIES, stub, k=2, concurrency=1, cache=cache)
     assert isinstance(stopped.value, KeyboardInterrupt)
-    assert (stopped.value.saved, stopped.value.total, stopped.value.cache) == (5, 20, str(cache))
+    assert (stopped.value.saved, stopped.value.total, stopped.value.store) == (5, 20, str(cache))
     with AnswerCache(cache) as stored:
         assert stored.count() == 5
     again = Stub()

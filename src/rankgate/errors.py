@@ -10,9 +10,12 @@ The tree::
     └── BackendError               a judge, retriever or store failed
         └── MissingExtraError      an optional dependency is missing; names the extra to install
                                    (rankgate.extras; also an ImportError)
+    Interrupted(KeyboardInterrupt) Ctrl-C stopped work whose results are stored as they come
+                                   (retrieve's answers, label's judgments): how many, and where
 
 The CLI maps every `RankgateError` to a message on stderr and exit code 2
-(`BackendError` also exits 2: the run could not be carried out).
+(`BackendError` also exits 2: the run could not be carried out), and `Interrupted` to a line
+saying what is kept and that the same command resumes (exit 130).
 """
 
 from __future__ import annotations
@@ -99,3 +102,28 @@ class ConfigError(RankgateError, ValueError):
 
 class BackendError(RankgateError):
     """An external part (judge endpoint, model, index, store) failed."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C stopped work whose results are stored as they arrive: ``saved`` of the ``total``
+    ``noun`` (answers, judgments, verdicts) are in ``store``, so the same call asks only for the rest.
+
+    A `KeyboardInterrupt`, so that a caller that does not know it still stops. ``store`` is None
+    when nothing is kept (no cache, an in-memory store); ``in_flight`` requests had been sent and
+    their answers were not stored; ``refresh``: the call asked everything again (a rerun with it
+    would too).
+    """
+
+    def __init__(
+        self,
+        saved: int = 0,
+        total: int = 0,
+        store: str | None = None,
+        *,
+        noun: str,
+        in_flight: int = 0,
+        refresh: bool = False,
+    ) -> None:
+        super().__init__(f"interrupted: {saved:,} of {total:,} {noun} saved")
+        self.saved, self.total, self.store, self.noun = saved, total, store, noun
+        self.in_flight, self.refresh = in_flight, refresh

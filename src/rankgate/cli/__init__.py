@@ -216,12 +216,18 @@ def _in_cli_words(error: Any, argv: list[str]) -> Any:
 
 
 def _main(argv: list[str] | None) -> Any:
-    from rankgate.errors import DuplicateError, RankgateError
+    from rankgate.errors import DuplicateError, Interrupted, RankgateError
 
     try:
         return cli.main(args=argv, prog_name="rankgate", standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("Aborted.", err=True)
+    except click.exceptions.Abort as e:
+        stopped = e.__cause__  # click turns Ctrl-C into Abort; work stored as it came says what is kept
+        if isinstance(stopped, Interrupted):
+            from rankgate.render.interrupted import interrupted_text
+
+            click.echo(interrupted_text(stopped), err=True)
+        else:
+            click.echo("Aborted.", err=True)
         sys.exit(130)
     except click.ClickException as e:
         e.show()

@@ -14,6 +14,7 @@ from click.core import ParameterSource
 
 from rankgate.cli.label_raters_cmd import agreement_command, merge_command
 from rankgate.cli.label_review_cmd import import_command, judges_command, sample_command
+from rankgate.cli.llm_options import interrupt_message
 from rankgate.cli.options import emit, warn
 from rankgate.errors import ConfigError
 from rankgate.label.types import JUDGES
@@ -161,8 +162,9 @@ def label_command(ctx: click.Context, **opts: Any) -> None:
     """Pool the top --depth documents of each --run and judge the pool.
 
     Judgments are stored in a SQLite file as they arrive: rerun the same command to resume
-    (pairs judged before cost nothing). Outputs: TREC qrels (--out), JSONL with model,
-    prompt hash and reason (--jsonl), per-query tiers (--tags-out). Exit code 1 when any pair
+    (pairs judged before cost nothing; Ctrl-C says how many are saved, exit 130). Outputs:
+    TREC qrels (--out), JSONL with model, prompt hash and reason (--jsonl), per-query tiers
+    (--tags-out). Exit code 1 when any pair
     has no judgment: failed (unreadable answers), no answer, or left by a budget (outputs are
     still written; the last line of stderr gives the counts).
 
@@ -194,7 +196,8 @@ def label_command(ctx: click.Context, **opts: Any) -> None:
     if not given:  # plain `rankgate label`: the help
         click.echo(ctx.get_help())
         return
-    _run(opts)
+    with interrupt_message():
+        _run(opts)
 
 
 def _run(opts: dict[str, Any]) -> None:
@@ -216,7 +219,7 @@ def _run(opts: dict[str, Any]) -> None:
         if fmt == "table" and options["judge"] == "llm":
             click.echo(to_text(estimate_table(estimate, priced=priced)), err=True, nl=False)
 
-    result = run_job(job_from_options(options), on_estimate=show_estimate)
+    result = run_job(job_from_options(options), on_estimate=show_estimate)  # Ctrl-C: see label_command
     report = result.report
     warn(result.warnings)
     _show(result, fmt, per_query)
@@ -232,10 +235,12 @@ def _exit_when_incomplete(report: LabelReport) -> None:
     """
     examples = []
     kinds = (("failed (kept out of the qrels)", report.failed), ("got no answer (retried next run)", report.errors))
-    for kind, judgments in kinds:
+    for (kind, judgments), remedy in zip(kinds, ("; --retry-failed asks them again", ""), strict=True):
         if judgments:
             example = judgments[0]
-            examples.append(f"{len(judgments)} pairs {kind}, e.g. {example.query_id}/{example.doc_id}: {example.error}")
+            examples.append(
+                f"{len(judgments)} pairs {kind}, e.g. {example.query_id}/{example.doc_id}: {example.error}{remedy}"
+            )
     warn(examples)
     not_started = report.counts.get("not_started", 0)
     missing = len(report.failed) + len(report.errors) + not_started

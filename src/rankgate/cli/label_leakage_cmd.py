@@ -6,7 +6,7 @@ import json
 
 import click
 
-from rankgate.cli.options import emit, format_option, output_file_option
+from rankgate.cli.options import emit, format_option, output_file_option, warn
 from rankgate.label.leakage import DEFAULT_MIN_WORDS, DEFAULT_N, DEFAULT_THRESHOLD
 
 
@@ -70,6 +70,7 @@ def leakage_command(
     report = find_leakage(
         iter_texts(corpus, what="document"), queries, answers, n=n, threshold=threshold, min_words=min_words
     )
+    warn(report.warnings)
     body = report.to_dict()
     if drop_out:
         body["drop_out"] = {"path": drop_out, "kept": write_queries_without(queries, report.leaked_queries, drop_out)}

@@ -59,9 +59,8 @@ def sample_command(
     from collections import Counter
 
     from rankgate.io.readers import read_qrels
-    from rankgate.label.collection import read_texts
     from rankgate.label.ppi import required_labels, whole_query_sample
-    from rankgate.label.review import stratified_sample, write_review_csv
+    from rankgate.label.review import read_review_texts, stratified_sample, write_review_csv
 
     judged = read_qrels(qrels)
     if target_width is not None and not whole_queries:
@@ -76,7 +75,7 @@ def sample_command(
         chosen = whole_query_sample(judged, size, seed=seed)
     else:
         chosen = stratified_sample(judged, size, strata=strata, seed=seed)
-    n = write_review_csv(chosen, read_texts(queries_path, what="query"), read_texts(corpus), out)
+    n = write_review_csv(chosen, *read_review_texts(chosen, queries_path, corpus), out)
     by_label = Counter(label for _, _, label in chosen)
     spread = ", ".join(f"{k}: {v}" for k, v in sorted(by_label.items()))
     click.echo(f"wrote {n} pairs to {out} (judge labels in the sample: {spread}; not in the file)")

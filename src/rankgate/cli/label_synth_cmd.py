@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from rankgate.cli.llm_options import llm_options, pop_llm_job
+from rankgate.cli.llm_options import interrupt_message, llm_options, pop_llm_job
 from rankgate.cli.options import emit, format_option, warn
 from rankgate.label.synth import DEFAULT_K, DEFAULT_MIN_WORDS, DEFAULT_NEAR_DUPLICATE
 
@@ -36,8 +36,10 @@ def synth_command(**opts: Any) -> None:
 
     Writes OUT/queries.jsonl, OUT/qrels.txt (source passage relevant, grade 1), OUT/answers.jsonl
     and OUT/candidates.jsonl (every question with its fate). Answers are stored as they arrive
-    (OUT/synth.sqlite): rerun the same command to resume; nothing is paid twice. Exit 1 when the
-    cost cap or missing answers left sampled passages without a question.
+    (OUT/synth.sqlite): rerun the same command to resume (after Ctrl-C too); nothing is paid twice.
+    Malformed answers are stored as failed: --retry-failed asks for them again. Exit 1 when the
+    cost cap or missing answers left sampled passages without a question; 2 when no passage has
+    --min-words words (a queries file given as --corpus).
 
     \b
     Examples:
@@ -63,7 +65,8 @@ def synth_command(**opts: Any) -> None:
         if fmt == "text" and estimate.requests:
             click.echo(to_text(estimate_table(estimate, priced=priced)), err=True, nl=False)
 
-    report, warnings = run_synth(opts.pop("corpus"), opts.pop("out"), llm, on_estimate=show_estimate, **opts)
+    with interrupt_message("answers"):
+        report, warnings = run_synth(opts.pop("corpus"), opts.pop("out"), llm, on_estimate=show_estimate, **opts)
     warn(warnings)
     emit(json.dumps(report.to_dict(), indent=2) if fmt == "json" else text(report.to_dict()), None)
     if report.stop_reason is not None and not llm.dry_run:

@@ -2,13 +2,15 @@
 
 ``rankgate label synth`` and ``rankgate rag context`` take the options of ``rankgate label``
 that shape the chat client (endpoint, key variable, prices and cost cap, rate limits, retries,
-the store, the progress bar) under the same names, and gather them into a `LabelJob`, from
-which `rankgate.label.pipeline.build_client` builds the client.
+the store and ``--retry-failed``, the progress bar) under the same names, and gather them into a
+`LabelJob`, from which `rankgate.label.pipeline.build_client` builds the client and whose
+``retry_failed`` goes to `rankgate.label.runner.label_pool`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -56,13 +58,14 @@ _OPTIONS = [
     click.option("--json-mode", is_flag=True, help='Ask for response_format {"type": "json_object"}.'),
     click.option("--max-doc-chars", type=click.IntRange(min=0), default=6000, show_default=True, help="0: no cut."),
     click.option("--store", type=click.Path(dir_okay=False), help="Judgment store (SQLite) that makes reruns free."),
+    click.option("--retry-failed", is_flag=True, help="Ask again for answers stored as unreadable (failed)."),
     click.option("--dry-run", is_flag=True, help="Print the estimate; send nothing."),
     click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bar on stderr."),
 ]
 NAMES = (
     "base_url", "model", "api_key_env", "max_cost", "price_in", "price_out", "concurrency", "rpm", "tpm", "timeout",
     "max_retries", "backoff", "parse_retries", "max_tokens", "temperature", "json_mode", "max_doc_chars", "store",
-    "dry_run", "progress",
+    "retry_failed", "dry_run", "progress",
 )  # fmt: skip
 
 
@@ -83,3 +86,16 @@ def pop_llm_job(options: dict[str, Any]) -> LabelJob:
             "--max-cost needs prices: give --price-in and --price-out (per 1M tokens)", key_path="--max-cost"
         )
     return LabelJob(**values)
+
+
+@contextlib.contextmanager
+def interrupt_message(noun: str = "judgments") -> Iterator[None]:
+    """Ctrl-C while judging (`LabelInterrupted`) counts ``noun`` (the CLI's `Interrupted` line says
+    what is kept and that the same command resumes; exit 130). Every verb that asks an LLM runs in one."""
+    from rankgate.label.outcome import LabelInterrupted
+
+    try:
+        yield
+    except LabelInterrupted as stop:
+        stop.noun = noun
+        raise

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from rankgate.cli.llm_options import llm_options, pop_llm_job
+from rankgate.cli.llm_options import interrupt_message, llm_options, pop_llm_job
 from rankgate.cli.options import emit, format_option, output_file_option, warn
 
 
@@ -27,7 +27,10 @@ def context_command(**opts: Any) -> None:
 
     The first answer string of each query is its reference answer. Verdicts are stored as they
     arrive (default RUN.context.sqlite): a rerun, or another run retrieving the same passages,
-    pays nothing for them. Exit 1 when a verdict is missing (cost cap, unreadable or no answer).
+    pays nothing for them; Ctrl-C keeps them, and the same command resumes. An unreadable verdict
+    is stored as failed: --retry-failed asks for it again. Exit 1 when a verdict is missing (cost
+    cap, unreadable or no answer; the last line of stderr says what brings it in); a mean over no
+    complete query is "-" (null in JSON).
 
     \b
     Examples:
@@ -35,8 +38,8 @@ def context_command(**opts: Any) -> None:
         -k 5 --base-url http://localhost:8000/v1 --model qwen2.5-7b-instruct
     """
     from rankgate.label.context import run_context
-    from rankgate.render.answers import render
-    from rankgate.render.label import STOP_TEXT, estimate_table
+    from rankgate.render.answers import context_incomplete_text, render
+    from rankgate.render.label import estimate_table
     from rankgate.render.terminal import to_text
 
     fmt, output, per_query = opts.pop("fmt"), opts.pop("output"), opts.pop("per_query")
@@ -47,10 +50,11 @@ def context_command(**opts: Any) -> None:
         if fmt == "text" and estimate.requests:
             click.echo(to_text(estimate_table(estimate, priced=priced)), err=True, nl=False)
 
-    report, warnings = run_context(
-        opts["run_path"], opts["corpus"], opts["queries_path"], opts["answers_path"], llm, k=opts["k"],
-        ties=opts["ties"], on_estimate=show_estimate,
-    )  # fmt: skip
+    with interrupt_message("verdicts"):
+        report, warnings = run_context(
+            opts["run_path"], opts["corpus"], opts["queries_path"], opts["answers_path"], llm, k=opts["k"],
+            ties=opts["ties"], on_estimate=show_estimate,
+        )  # fmt: skip
     warn(warnings)
     body = report.to_dict(per_query=per_query)
     if report.missing_passages:
@@ -58,13 +62,5 @@ def context_command(**opts: Any) -> None:
         body["notes"] = [f"{len(report.missing_passages)} retrieved ids have no text in the corpus, e.g. {example!r}"]
     emit(render(body, fmt, title=f"context judged by {llm.model} (mean over complete queries)"), output)
     if not body["complete"] and not llm.dry_run:
-        why = STOP_TEXT.get(report.stop_reason or "", "some verdicts are missing (unreadable or no answer)")
-        click.echo(
-            f"error: {why}; {_queries(report.queries['incomplete'])} incomplete (rerun to continue); exit 1",
-            err=True,
-        )
+        click.echo(context_incomplete_text(body), err=True)
         raise SystemExit(1)
-
-
-def _queries(n: int) -> str:
-    return f"{n} query" if n == 1 else f"{n} queries"

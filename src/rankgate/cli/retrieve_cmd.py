@@ -55,10 +55,10 @@ def retrieve_command(**opts: Any) -> None:
     """
     from rankgate.bench.progress import Progress
     from rankgate.cli.options import emit, warn
-    from rankgate.render.retrieve import failure_lines, interrupted_text, summary_json, summary_text
+    from rankgate.render.retrieve import failure_lines, summary_json, summary_text
     from rankgate.retrieve.cache import default_cache_path
     from rankgate.retrieve.progress import LogProgress
-    from rankgate.retrieve.runner import RetrieveInterrupted, retrieve
+    from rankgate.retrieve.runner import retrieve
     from rankgate.retrieve.spec import open_retriever
 
     queries = _queries(opts["queries_path"])
@@ -80,9 +80,6 @@ def retrieve_command(**opts: Any) -> None:
             tag=opts["tag"],
             progress=Progress.auto() if sys.stderr.isatty() else LogProgress(lambda line: click.echo(line, err=True)),
         )
-    except RetrieveInterrupted as stop:
-        click.echo(interrupted_text(stop.saved, stop.total, stop.cache, refresh=stop.refresh), err=True)
-        sys.exit(130)
     finally:
         retriever.close()
     summary = report.to_dict()

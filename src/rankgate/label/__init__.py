@@ -31,6 +31,7 @@ __all__ = [
     "Judgment",
     "JudgmentStore",
     "LLMJudge",
+    "LabelInterrupted",
     "LabelReport",
     "Pair",
     "ParseFailure",
@@ -66,6 +67,7 @@ _LAZY = {
     "Judgment": "types",
     "JudgmentStore": "store",
     "LLMJudge": "llm",
+    "LabelInterrupted": "outcome",
     "LabelReport": "outcome",
     "Pair": "types",
     "ParseFailure": "prompts",
@@ -98,7 +100,7 @@ if TYPE_CHECKING:
     from rankgate.label.cost import CostMeter, Prices
     from rankgate.label.export import write_jsonl, write_tier_tags, write_trec
     from rankgate.label.llm import LLMJudge
-    from rankgate.label.outcome import Estimate, LabelReport
+    from rankgate.label.outcome import Estimate, LabelInterrupted, LabelReport
     from rankgate.label.pooling import Pool, build_pool
     from rankgate.label.prompts import ParseFailure, Prompt, parse_answer
     from rankgate.label.ratelimit import RateLimiter

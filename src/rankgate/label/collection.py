@@ -1,7 +1,9 @@
-"""Reading the texts a judge needs: a corpus and queries in BEIR JSONL, JSON or TSV.
+"""Reading the texts a judge needs: a corpus and queries in BEIR JSONL, JSON or TSV, and checking they fit.
 
 The reader is `rankgate.io.texts` (shared with the benchmark datasets and ``rankgate retrieve``);
-a judge sees a document as its title, a blank line, and its text.
+a judge sees a document as its title, a blank line, and its text. `require_some_text` stops a
+command whose ids find no text at all (``--queries`` and ``--corpus`` swapped, the wrong file),
+which would otherwise judge an empty pool and succeed with empty outputs.
 
 >>> import tempfile, pathlib
 >>> f = pathlib.Path(tempfile.mkdtemp()) / "corpus.jsonl"
@@ -12,6 +14,45 @@ a judge sees a document as its title, a blank line, and its text.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable
+
+from rankgate.errors import InputError
 from rankgate.io.texts import ID_KEYS, TEXT_KEYS, read_texts
 
-__all__ = ["ID_KEYS", "TEXT_KEYS", "read_texts"]
+__all__ = ["ID_KEYS", "TEXT_KEYS", "read_texts", "require_some_text"]
+
+
+def require_some_text(
+    wanted: Iterable[str],
+    texts: Collection[str],
+    *,
+    subject: str,
+    option: str,
+    path: str,
+    other: Collection[str] | None = None,
+    other_option: str = "",
+    ask: str = "is it the right file?",
+) -> None:
+    """Raise `InputError` when no id of ``wanted`` is among ``texts`` (read from ``option PATH``).
+
+    Some ids without text are only left out (and counted) by the commands; none at all is a
+    wrong file. When the ids are those of ``other`` (the file given as ``other_option``), the
+    two options were most likely swapped, and the message says so; else it asks ``ask``.
+    No ids wanted: nothing to check.
+
+    >>> require_some_text(["q1"], {"d1": "Tea"}, subject="run query", option="--queries", path="corpus.jsonl",
+    ...                   other={"q1": "tea?"}, other_option="--corpus")
+    Traceback (most recent call last):
+    ...
+    rankgate.errors.InputError: no run query has text in --queries corpus.jsonl; did you swap --queries and --corpus? \
+('q1' is an id of --corpus)
+    """
+    ids = list(dict.fromkeys(wanted))
+    if not ids or any(i in texts for i in ids):
+        return
+    swapped = next((i for i in ids if i in other), None) if other is not None else None
+    if swapped is not None:
+        hint = f"did you swap {option} and {other_option}? ({swapped!r} is an id of {other_option})"
+    else:
+        hint = f"{ask} (e.g. {ids[0]!r} is not in it)"
+    raise InputError(f"no {subject} has text in {option} {path}; {hint}")

@@ -18,11 +18,14 @@ run's top k passages c_1..c_K (K = min(k, passages retrieved)):
 A query the run does not have scores 0 on both (its context is empty). A retrieved id without
 text in the corpus is judged as an empty passage (not useful) without a request, and counted.
 A query with a judgment missing (unreadable answer, no answer, the cost cap) has no value for
-that measure; it is counted as incomplete and left out of the mean.
+that measure; it is counted as incomplete and left out of the mean. A mean over no query is
+None (JSON null), never 0.
 
 The judgments go through the labeling machinery (`label_pool`, `LLMJudge`): cost cap, rate
 limits, retries, and a judgment store keyed by judge (model + prompt hash) and pair, so a rerun
-pays for nothing judged before. Precision pairs are ``(query_id, passage_id)``; recall pairs
+pays for nothing judged before. An unreadable verdict is stored as failed, and only
+``retry_failed`` asks for it again; Ctrl-C raises `LabelInterrupted` counting the verdicts of
+both passes. Precision pairs are ``(query_id, passage_id)``; recall pairs
 are ``(query_id#n, ctx-<hash of the K passages' text>)``: another run retrieving the same
 context reuses the verdicts, one retrieving another context is judged anew.
 """
@@ -44,7 +47,10 @@ if TYPE_CHECKING:
     from rankgate.label.llm import LLMJudge
     from rankgate.label.outcome import Estimate, LabelReport
     from rankgate.label.pipeline import LabelJob
+    from rankgate.label.pooling import Pool
     from rankgate.label.store import JudgmentStore
+
+    _Pass = tuple[Pool, LLMJudge, Mapping[str, str], Mapping[str, str], int | None]  # texts, documents, cut
 
 SYSTEM = (
     "You are a careful rater of the context a search system hands to a question-answering model. You answer "
@@ -145,12 +151,12 @@ class ContextReport:
         return [f"ContextRecall@{self.k}", f"ContextPrecision@{self.k}"]
 
     @property
-    def aggregate(self) -> dict[str, float]:
-        """The mean of each measure over the queries that have it (incomplete ones left out)."""
-        out = {}
+    def aggregate(self) -> dict[str, float | None]:
+        """The mean of each measure over the queries that have it (incomplete ones left out); None over none."""
+        out: dict[str, float | None] = {}
         for m in self.measures:
             values = [v[m] for v in self.per_query.values() if v[m] is not None]
-            out[m] = round(math.fsum(values) / len(values), 6) if values else 0.0
+            out[m] = round(math.fsum(values) / len(values), 6) if values else None
         return out
 
     @property
@@ -208,6 +214,7 @@ def judge_context(
     ties: str = "trec",
     concurrency: int = 8,
     max_doc_chars: int | None = 6000,
+    retry_failed: bool = False,
     dry_run: bool = False,
     progress: bool = False,
     on_estimate: Callable[[Estimate], None] | None = None,
@@ -215,19 +222,20 @@ def judge_context(
     """ContextRecall@k and ContextPrecision@k of ``run`` (see the module); every verdict stored in ``store``.
 
     The two judges should share one `ChatClient` (one cost cap covers both). Queries are those of
-    ``answers``; each needs a text in ``queries``.
+    ``answers``; each needs a text in ``queries``. ``retry_failed`` asks again for the verdicts
+    stored as unreadable (as ``rankgate label --retry-failed``).
 
     Raises:
         ConfigError: ``k`` < 1.
         InputError: a query of the answers has no text.
         BackendError: the endpoint refused the key, model or URL (verdicts so far are kept).
+        LabelInterrupted: Ctrl-C; it counts the verdicts of both passes saved in ``store``.
 
     Long because: the recall pairs, the precision pairs, the two judging passes and the per-query
     values follow one another on the same lists; split, they would pass eight values around.
     """
     from rankgate.comparison.overlap import ranked_lists
     from rankgate.label.pooling import pool_from_pairs
-    from rankgate.label.runner import label_pool
 
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ConfigError(f"The 'k' parameter must be an int >= 1. Got {k!r} instead.", key_path="k")
@@ -244,20 +252,16 @@ def judge_context(
     recall_pairs = [(f"{q}#{n}", ctx_ids[q]) for q in qids if q in lists for n in range(len(claims[q]))]
     precision_texts = {q: f"Question: {queries[q]}\nReference answer: {answers[q][0]}" for q in qids}
     precision_pairs = [(q, pid) for q, docs in lists.items() for pid in docs if pid in corpus]
-    common: dict[str, Any] = {
-        "concurrency": concurrency,
-        "dry_run": dry_run,
-        "progress": progress,
-        "on_estimate": on_estimate,
-    }
-    recall = label_pool(
-        pool_from_pairs(recall_pairs), recall_judge, store, queries=recall_texts, corpus=ctx_texts,
-        max_doc_chars=None, **common,
-    )  # fmt: skip
-    precision = label_pool(
-        pool_from_pairs(precision_pairs), precision_judge, store, queries=precision_texts, corpus=corpus,
-        max_doc_chars=max_doc_chars, **common,
-    )  # fmt: skip
+    common: dict[str, Any] = {"concurrency": concurrency, "retry_failed": retry_failed, "dry_run": dry_run}
+    common |= {"progress": progress, "on_estimate": on_estimate}
+    recall, precision = _judge_passes(
+        store,
+        [
+            (pool_from_pairs(recall_pairs), recall_judge, recall_texts, ctx_texts, None),
+            (pool_from_pairs(precision_pairs), precision_judge, precision_texts, corpus, max_doc_chars),
+        ],
+        common,
+    )
     supported = {(j.query_id, j.doc_id): j.label for j in recall.judgments}
     useful = {(j.query_id, j.doc_id): j.label for j in precision.judgments}
     per_query: dict[str, dict[str, Any]] = {}
@@ -293,6 +297,23 @@ def judge_context(
     return ContextReport(k, per_query, counts, recall, precision, usage, sorted(set(missing)), settings)
 
 
+def _judge_passes(store: JudgmentStore, passes: Sequence[_Pass], common: dict[str, Any]) -> list[LabelReport]:
+    """`label_pool` over each pass with the options ``common``; Ctrl-C in any pass raises
+    `LabelInterrupted` counting the pairs of all of them (saved: those a rerun does not ask)."""
+    from rankgate.label.outcome import LabelInterrupted
+    from rankgate.label.runner import label_pool, saved_pairs
+
+    reports = []
+    try:
+        for pool, judge, texts, documents, cut in passes:
+            reports.append(label_pool(pool, judge, store, queries=texts, corpus=documents, max_doc_chars=cut, **common))
+    except LabelInterrupted as e:
+        retry = bool(common.get("retry_failed"))
+        saved = sum(saved_pairs(store, judge.judge_id, pool, retry_failed=retry) for pool, judge, *_ in passes)
+        raise LabelInterrupted(saved, sum(len(pool) for pool, *_ in passes), e.store, e.in_flight) from None
+    return reports
+
+
 def run_context(
     run_path: str,
     corpus_path: str,
@@ -304,11 +325,17 @@ def run_context(
     ties: str = "trec",
     on_estimate: Callable[[Estimate], None] | None = None,
 ) -> tuple[ContextReport, list[str]]:
-    """``rankgate rag context`` from paths: (report, warnings). The store defaults to ``RUN.context.sqlite``."""
+    """``rankgate rag context`` from paths: (report, warnings). The store defaults to ``RUN.context.sqlite``.
+
+    ``llm.retry_failed`` asks again for verdicts stored as unreadable. Raises `InputError` when
+    no query of the answers has text in the queries, or no document of the run in the corpus
+    (two files swapped, or the wrong one), before anything is asked.
+    """
     from pathlib import Path
 
     from rankgate.io.readers import read_run
     from rankgate.io.texts import read_corpus, read_queries
+    from rankgate.label.collection import require_some_text
     from rankgate.label.llm import LLMJudge
     from rankgate.label.pipeline import build_client
     from rankgate.label.store import JudgmentStore
@@ -317,6 +344,14 @@ def run_context(
     warnings: list[str] = []
     run, corpus = read_run(run_path), read_corpus(corpus_path)
     queries, answers = read_queries(queries_path), read_answers(answers_path)
+    require_some_text(
+        answers, queries, subject="query of the answers", option="--queries", path=queries_path, other=corpus,
+        other_option="--corpus", ask="is it the queries file of these answers?",
+    )  # fmt: skip
+    require_some_text(
+        run.doc_ids.to_pylist(), corpus, subject="document of the run", option="--corpus", path=corpus_path,
+        other=queries, other_option="--queries", ask="is it the corpus the run retrieved from?",
+    )  # fmt: skip
     client = build_client(llm, warnings)
     recall_judge = LLMJudge(client, RECALL_PROMPT, parse_retries=llm.parse_retries)
     precision_judge = LLMJudge(client, PRECISION_PROMPT, parse_retries=llm.parse_retries)
@@ -327,7 +362,9 @@ def run_context(
         report = judge_context(
             run, corpus, queries, answers, recall_judge=recall_judge, precision_judge=precision_judge, store=opened,
             k=k, ties=ties, concurrency=llm.concurrency, max_doc_chars=llm.max_doc_chars or None,
-            dry_run=llm.dry_run, progress=llm.progress, on_estimate=on_estimate,
+            retry_failed=llm.retry_failed, dry_run=llm.dry_run, progress=llm.progress, on_estimate=on_estimate,
         )  # fmt: skip
     report.settings["store"] = store if store != ":memory:" else ""
+    if not report.queries["evaluated"] and not llm.dry_run:
+        warnings.append("no query has all its verdicts, so both means are null; see the query counts")
     return report, warnings

@@ -96,6 +96,7 @@ class LeakageReport:
     counts: dict[str, int]
     settings: dict[str, Any] = field(default_factory=dict)
     near_misses: list[Leak] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def leaked_queries(self) -> set[str]:
@@ -152,9 +153,10 @@ def find_leakage(
             index[g].append(i)
     shared: dict[int, list[tuple[int, int, str, str]]] = defaultdict(list)  # item -> (shared, -position, pid, text)
     pairs = passages.items() if isinstance(passages, Mapping) else passages
-    checked = 0
+    checked = passage_words = 0
     for pid, text in pairs:
         checked += 1
+        passage_words += len(text.split())
         hits: dict[int, int] = defaultdict(int)
         for g in shingles(text, n) & index.keys():
             for i in index[g]:
@@ -174,7 +176,19 @@ def find_leakage(
     settings = {"n": n, "threshold": threshold, "min_words": min_words, "normalisation": "SQuAD/DPR"}
     leaks = [x for x in found if x.similarity >= threshold]
     misses = [x for x in found if x.similarity < threshold][:near_misses]
-    return LeakageReport(leaks, counts, settings, misses)
+    return LeakageReport(leaks, counts, settings, misses, _swap_warning(queries, checked, passage_words))
+
+
+def _swap_warning(queries: Mapping[str, str], passages: int, passage_words: int) -> list[str]:
+    """A warning when the queries are longer than the passages on average: the two files are likely swapped
+    (a check of swapped files finds no leak and looks like an all-clear)."""
+    query_words = sum(len(text.split()) for text in queries.values())
+    if not (queries and passages) or query_words / len(queries) <= passage_words / passages:
+        return []
+    return [
+        f"the queries are longer than the corpus passages ({query_words / len(queries):.1f} words against "
+        f"{passage_words / passages:.1f} on average): did you swap --queries and --corpus?"
+    ]
 
 
 CANDIDATES = 10  # passages per item, those sharing the most shingles, scored in full

@@ -11,7 +11,7 @@ from typing import Any
 from rankgate.errors import BackendError
 from rankgate.label.cost import CostLimitReached, estimate_input_tokens, worst_case_input_tokens
 from rankgate.label.llm import LLMJudge
-from rankgate.label.outcome import Estimate
+from rankgate.label.outcome import Estimate, LabelInterrupted
 from rankgate.label.progress import LabelProgress
 from rankgate.label.store import CLAIMED, DONE, JudgmentStore, now_iso
 from rankgate.label.types import STATUS_ERROR, STATUS_FAILED, STATUS_OK, Judgment, Pair
@@ -92,12 +92,14 @@ def judge_llm(
     """Run the workers; returns "max-cost" when the cap stopped them, "claimed" when another run held pairs.
 
     Each request's texts are claimed in the store first (`JudgmentStore.claim`), so two runs on
-    one store never pay twice for them. Fatal errors propagate.
+    one store never pay twice for them. Fatal errors propagate. Ctrl-C (`KeyboardInterrupt`)
+    raises `LabelInterrupted` carrying how many requests were in flight: sent, their answers
+    not stored (its other counts are `label_pool`'s to fill in).
     """
     if not leaders:
         return None
     total = len(leaders) + sum(len(followers.get(judge.cache_key(p), [])) for p in leaders)
-    state: dict[str, Any] = {"stop": None, "fatal": None, "processed": 0}
+    state: dict[str, Any] = {"stop": None, "fatal": None, "processed": 0, "in_flight": 0}
     queue = iter(leaders)
     meter = judge.client.meter
 
@@ -113,9 +115,11 @@ def judge_llm(
                 state["processed"] += _not_sent(claim, key, [pair, *shared], store, counts)
                 bar.advance(1 + len(shared))
                 continue
+            state["in_flight"] += 1  # down again once answered; an interrupted request stays counted
             try:
                 result = await judge.judge(pair)
             except CostLimitReached as e:
+                state["in_flight"] -= 1
                 state["stop"] = "max-cost"
                 if e.partial is not None:  # paid-for requests of a pair left unanswered
                     store.put(e.partial)
@@ -125,33 +129,57 @@ def judge_llm(
                 return
             except BaseException as e:  # released, so that a rerun or another run can take the pair
                 store.release(key)
+                if isinstance(e, KeyboardInterrupt):  # stop every worker, as asyncio.run's own Ctrl-C handler does
+                    state["stop"] = "interrupted"
+                    state["main"].cancel()
+                    return
                 if not isinstance(e, BackendError):
                     raise
                 state["stop"], state["fatal"] = "fatal", e
                 return
             store.put(result)  # stored before the claim goes: another run then finds it "done"
+            state["in_flight"] -= 1
             store.release(key)
-            counts[{STATUS_OK: "new", STATUS_FAILED: "failed", STATUS_ERROR: "errors"}[result.status]] += 1
-            if result.status == STATUS_ERROR:
-                counts["errors"] += len(shared)  # not stored: the next run asks again
-            elif shared:
-                store.put_many([copy_judgment(result, p) for p in shared])
-                counts["cached" if result.ok else "failed"] += len(shared)
+            _share(result, shared, store, counts)
             state["processed"] += 1 + len(shared)
             bar.advance(1 + len(shared), meter.spent if not meter.prices.free else None)
 
     async def main(bar: LabelProgress) -> None:
+        state["main"] = asyncio.current_task()
         async with judge.client:
             await asyncio.gather(*(worker(bar) for _ in range(min(concurrency, len(leaders)))))
 
-    with LabelProgress(progress, f"judging with {judge.model}", total, show_cost=not meter.prices.free) as bar:
-        asyncio.run(main(bar))
+    try:
+        with LabelProgress(progress, f"judging with {judge.model}", total, show_cost=not meter.prices.free) as bar:
+            asyncio.run(main(bar))
+    except KeyboardInterrupt:  # Ctrl-C while asyncio.run waited: it cancelled the workers
+        state["stop"] = "interrupted"
+    except asyncio.CancelledError:  # a worker met Ctrl-C and cancelled the others (above)
+        if state["stop"] != "interrupted":
+            raise
+    return _ended(state, total, counts)
+
+
+def _ended(state: dict[str, Any], total: int, counts: Counter[str]) -> str | None:
+    """What stopped `judge_llm`'s workers: an exception to raise, or the stop reason it returns."""
+    if state["stop"] == "interrupted":
+        raise LabelInterrupted(in_flight=state["in_flight"])
     if state["fatal"] is not None:
         raise state["fatal"]
     if state["stop"] == "max-cost":
         counts["not_started"] += total - state["processed"]
         return "max-cost"
     return "claimed" if counts["claimed_elsewhere"] else None
+
+
+def _share(result: Judgment, shared: list[Pair], store: JudgmentStore, counts: Counter[str]) -> None:
+    """Count a stored answer, and copy it to the pairs sharing its texts (an answer that never came is not)."""
+    counts[{STATUS_OK: "new", STATUS_FAILED: "failed", STATUS_ERROR: "errors"}[result.status]] += 1
+    if result.status == STATUS_ERROR:
+        counts["errors"] += len(shared)  # not stored: the next run asks again
+    elif shared:
+        store.put_many([copy_judgment(result, p) for p in shared])
+        counts["cached" if result.ok else "failed"] += len(shared)
 
 
 def _not_sent(claim: str, key: str, pairs: list[Pair], store: JudgmentStore, counts: Counter[str]) -> int:

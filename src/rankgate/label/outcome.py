@@ -1,4 +1,4 @@
-"""What judging a pool takes and gave: the `Estimate` before it, the `LabelReport` after."""
+"""What judging a pool takes and gave: the `Estimate` before it, the `LabelReport` after, or `LabelInterrupted`."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from rankgate.errors import Interrupted
 from rankgate.label.types import Judgment
 
 
@@ -31,10 +32,12 @@ class LabelReport:
     """The outcome of `label_pool`: counts, usage, why it stopped, and the pool's judgments.
 
     ``counts`` holds: ``pool`` (pairs), ``done_before`` (in the store already), ``new``
-    (judged now), ``cached`` (answered from the cache now), ``failed`` and ``errors`` (now),
+    (judged now), ``cached`` (answered from the cache now), ``failed`` (pairs of the pool whose
+    stored answer is unreadable: now, or in an earlier run, ``failed_before``, which
+    ``done_before`` counts too and only ``retry_failed`` asks again), ``errors`` (no answer now),
     ``no_signal`` (a weak judge had nothing to go on, e.g. too few impressions) and
     ``not_started`` (left for a later run by a budget). ``stop_reason`` is None when the run
-    went through, else ``"max-cost"``, ``"max-judgments"`` or ``"errors"``.
+    went through, else ``"max-cost"``, ``"max-judgments"``, ``"errors"`` or ``"claimed"``.
     """
 
     judge: dict[str, object]
@@ -69,3 +72,12 @@ class LabelReport:
             "dry_run": self.dry_run,
             "elapsed_s": round(self.elapsed_s, 3),
         }
+
+
+class LabelInterrupted(Interrupted):
+    """Ctrl-C stopped judging: ``saved`` of the ``total`` pairs have a judgment in the store at ``store``
+    (`rankgate.errors.Interrupted`; None for an in-memory store, which keeps nothing). ``saved``
+    counts the pairs a rerun of the same call does not ask again."""
+
+    def __init__(self, saved: int = 0, total: int = 0, store: str | None = None, in_flight: int = 0) -> None:
+        super().__init__(saved, total, store, noun="judgments", in_flight=in_flight)

@@ -246,10 +246,21 @@ def _pool(
     corpus: dict[str, str] | None,
     warnings: list[str],
 ) -> Pool:
-    """The pool to judge: the runs' top ``job.depth`` (a click judge without runs: its logged pairs)."""
+    """The pool to judge: the runs' top ``job.depth`` (a click judge without runs: its logged pairs).
+
+    Raises:
+        InputError: no run query has text in the queries, or no document of the runs in the
+            corpus, the pool being empty (the message suggests a swap of the two files).
+    """
+    from rankgate.label.collection import require_some_text
     from rankgate.label.pooling import build_pool, pool_from_pairs
     from rankgate.label.weak import ClickJudge
 
+    if queries is not None:
+        require_some_text(
+            (q for run in runs for q in run.query_ids.to_pylist()), queries, subject="run query", option="--queries",
+            path=str(job.queries), other=corpus, other_option="--corpus", ask="is it the queries file of these runs?",
+        )  # fmt: skip
     if runs or not isinstance(judge, ClickJudge):
         pool = build_pool(
             runs,
@@ -260,6 +271,12 @@ def _pool(
         )
     else:
         pool = pool_from_pairs(judge.labelable(), existing=existing)
+    if corpus is not None and pool.missing_docs and not pool.pairs:
+        require_some_text(
+            (d for run in runs for d in run.doc_ids.to_pylist()), corpus, subject="document of the runs",
+            option="--corpus", path=str(job.corpus), other=queries, other_option="--queries",
+            ask="is it the corpus these runs retrieved from?",
+        )  # fmt: skip
     if pool.missing_queries:
         warnings.append(
             f"{len(pool.missing_queries)} run queries have no text in {job.queries} and were left out, "

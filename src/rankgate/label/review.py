@@ -67,6 +67,29 @@ def stratified_sample(qrels: Qrels, size: int, *, strata: str = "label", seed: i
     return chosen
 
 
+def read_review_texts(
+    sample: Sequence[tuple[str, str, int]], queries_path: str, corpus_path: str
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The ``(queries, corpus)`` texts a review sample needs, read from the two files.
+
+    Raises:
+        InputError: no query of the sample has text in the queries, or no document in the
+            corpus (the message suggests a swap of ``--queries`` and ``--corpus``).
+    """
+    from rankgate.label.collection import read_texts, require_some_text
+
+    queries, corpus = read_texts(queries_path, what="query"), read_texts(corpus_path)
+    require_some_text(
+        (q for q, _, _ in sample), queries, subject="query of the sample", option="--queries", path=queries_path,
+        other=corpus, other_option="--corpus", ask="is it the queries file of these judgments?",
+    )  # fmt: skip
+    require_some_text(
+        (d for _, d, _ in sample), corpus, subject="document of the sample", option="--corpus", path=corpus_path,
+        other=queries, other_option="--queries", ask="is it the corpus of these judgments?",
+    )  # fmt: skip
+    return queries, corpus
+
+
 def write_review_csv(
     sample: Sequence[tuple[str, str, int]],
     queries: Mapping[str, str],

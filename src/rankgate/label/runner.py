@@ -23,13 +23,15 @@ from dataclasses import dataclass
 from rankgate.errors import ConfigError
 from rankgate.label.llm import LLMJudge
 from rankgate.label.llm_run import copy_judgment, estimate_requests, judge_llm, plan_requests
-from rankgate.label.outcome import Estimate, LabelReport
+from rankgate.label.outcome import Estimate, LabelInterrupted, LabelReport
 from rankgate.label.pooling import Pool
 from rankgate.label.progress import LabelProgress
 from rankgate.label.store import JudgmentStore
 from rankgate.label.types import STATUS_ERROR, STATUS_FAILED, STATUS_OK, BatchJudge, Judgment, Pair
 
-__all__ = ["DEFAULT_MAX_DOC_CHARS", "Estimate", "LabelReport", "label_pool", "make_pairs"]
+__all__ = [
+    "DEFAULT_MAX_DOC_CHARS", "Estimate", "LabelInterrupted", "LabelReport", "label_pool", "make_pairs", "saved_pairs",
+]  # fmt: skip
 
 DEFAULT_MAX_DOC_CHARS = 6000
 
@@ -90,6 +92,7 @@ def label_pool(
 
     Raises:
         BackendError: the endpoint refused the key, model or URL (judgments made so far are kept).
+        LabelInterrupted: Ctrl-C; it says how many pairs of the pool are saved, and where.
     """
     if concurrency < 1:
         raise ConfigError(f"concurrency must be >= 1. Got {concurrency!r} instead.", key_path="concurrency")
@@ -102,14 +105,21 @@ def label_pool(
     pairs = make_pairs(pool, queries, corpus, max_doc_chars=max_doc_chars)
     todo = [p for p in pairs if (p.query_id, p.doc_id) not in done]
     counts: Counter[str] = Counter(pool=len(pairs), done_before=len(pairs) - len(todo))
+    counts["failed_before"] = 0 if retry_failed else _failed_before(store, judge.judge_id, pool)
     if not dry_run:
         prompt = getattr(getattr(judge, "prompt", None), "template", None)
         store.record_judge(judge.judge_id, judge.kind, judge.describe(), prompt)
     labeling = _Labeling(store, counts, max_judgments, dry_run, progress, on_estimate)
-    if isinstance(judge, LLMJudge):
-        stop_reason, estimate = labeling.with_llm(judge, todo, concurrency)
-    else:
-        stop_reason, estimate = labeling.in_batches(judge, todo, batch_size)
+    try:
+        if isinstance(judge, LLMJudge):
+            stop_reason, estimate = labeling.with_llm(judge, todo, concurrency)
+        else:
+            stop_reason, estimate = labeling.in_batches(judge, todo, batch_size)
+    except KeyboardInterrupt as e:  # say what is kept and where, for the caller to tell the user
+        in_flight = e.in_flight if isinstance(e, LabelInterrupted) else 0
+        saved = saved_pairs(store, judge.judge_id, pool, retry_failed=retry_failed)
+        raise LabelInterrupted(saved, len(pairs), _where(store), in_flight) from None
+    counts["failed"] += counts["failed_before"]
     if stop_reason is None and counts["errors"]:
         stop_reason = "errors"
     by_status = _stored_by_status(store, judge.judge_id, pool.keys()) if not dry_run else {}
@@ -135,6 +145,22 @@ def label_pool(
         elapsed_s=time.perf_counter() - started,
         dry_run=dry_run,
     )
+
+
+def saved_pairs(store: JudgmentStore, judge_id: str, pool: Pool, *, retry_failed: bool = False) -> int:
+    """How many pairs of ``pool`` the store holds for ``judge_id`` such that the same call does not ask them again."""
+    return len(store.done(judge_id, retry_failed=retry_failed) & pool.keys())
+
+
+def _failed_before(store: JudgmentStore, judge_id: str, pool: Pool) -> int:
+    """Pairs of ``pool`` whose stored answer (from an earlier run) is unreadable."""
+    keys = pool.keys()
+    return sum(1 for j in store.iter_judgments(judge_id, status=STATUS_FAILED) if (j.query_id, j.doc_id) in keys)
+
+
+def _where(store: JudgmentStore) -> str | None:
+    """The store's file, or None for an in-memory store."""
+    return None if store.path == ":memory:" else store.path
 
 
 @dataclass(frozen=True)

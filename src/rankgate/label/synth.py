@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rankgate.errors import ConfigError
+from rankgate.errors import ConfigError, InputError
 from rankgate.label.leakage import shingles
 from rankgate.label.structured import StructuredPrompt
 
@@ -251,11 +251,14 @@ def synthesize(
     min_words: int = DEFAULT_MIN_WORDS,
     concurrency: int = 8,
     max_doc_chars: int | None = 6000,
+    retry_failed: bool = False,
     dry_run: bool = False,
     progress: bool = False,
     on_estimate: Callable[[Estimate], None] | None = None,
 ) -> SynthReport:
     """Sample passages, ask ``judge`` (a `QUESTION_PROMPT` judge) for a question each, filter; see the module.
+
+    ``retry_failed`` asks again for the passages whose stored answer is malformed.
 
     Raises:
         ConfigError: a bad ``n``, ``k`` or ``near_duplicate``.
@@ -275,7 +278,8 @@ def synthesize(
     pool = pool_from_pairs([(SOURCE_QUERY, pid) for pid in sampled])
     labeling = label_pool(
         pool, judge, store, queries={SOURCE_QUERY: ""}, corpus=corpus, concurrency=concurrency,
-        max_doc_chars=max_doc_chars, dry_run=dry_run, progress=progress, on_estimate=on_estimate,
+        max_doc_chars=max_doc_chars, retry_failed=retry_failed, dry_run=dry_run, progress=progress,
+        on_estimate=on_estimate,
     )  # fmt: skip
     answers = {j.doc_id: json.loads(j.reason) for j in labeling.judgments}
     candidates = [Candidate(pid, answers[pid]["question"], answers[pid]["answer"]) for pid in sampled if pid in answers]
@@ -297,7 +301,7 @@ def synthesize(
         "failed_round_trip": sum(1 for c in candidates if c.source_rank is None),
         "near_duplicates": len(duplicates),
         "kept": sum(1 for c in candidates if c.status == "kept"),
-        "new": lc.get("new", 0) + lc.get("failed", 0) + lc.get("errors", 0),
+        "new": lc.get("new", 0) + lc.get("failed", 0) - lc.get("failed_before", 0) + lc.get("errors", 0),
         "from_store": lc.get("done_before", 0) + lc.get("cached", 0),
     }
     if dry_run:
@@ -348,7 +352,12 @@ def run_synth(
 
     ``llm`` holds the endpoint and budget options of ``rankgate label`` (base URL, model, key
     variable, prices and ``max_cost``, rate limits, retries, ``concurrency``, ``parse_retries``,
-    ``max_doc_chars``, ``store``, ``dry_run``, ``progress``). The store defaults to ``OUT/synth.sqlite``.
+    ``max_doc_chars``, ``store``, ``retry_failed``, ``dry_run``, ``progress``). The store defaults
+    to ``OUT/synth.sqlite``.
+
+    Raises:
+        InputError: no passage of the corpus has ``min_words`` words (a queries file given as the
+            corpus), before anything is asked.
     """
     from rankgate.label.collection import read_texts
     from rankgate.label.llm import LLMJudge
@@ -357,6 +366,13 @@ def run_synth(
 
     warnings: list[str] = []
     corpus = read_texts(corpus_path, what="document")
+    longest = max((len(text.split()) for text in corpus.values()), default=0)
+    if longest < min_words:  # nothing to sample: an empty golden set would be written with exit 0
+        raise InputError(
+            f"no passage has --min-words {min_words} words or more (the longest has {longest}); "
+            "is it the corpus, not a queries file?",
+            source=corpus_path,
+        )
     judge = LLMJudge(build_client(llm, warnings), QUESTION_PROMPT, parse_retries=llm.parse_retries)
     store = llm.store or str(Path(out_dir) / "synth.sqlite")
     if llm.dry_run and not Path(store).exists():
@@ -364,8 +380,8 @@ def run_synth(
     with JudgmentStore(store) as opened:
         report = synthesize(
             corpus, judge, opened, n=n, seed=seed, k=k, near_duplicate=near_duplicate, min_words=min_words,
-            concurrency=llm.concurrency, max_doc_chars=llm.max_doc_chars or None, dry_run=llm.dry_run,
-            progress=llm.progress, on_estimate=on_estimate,
+            concurrency=llm.concurrency, max_doc_chars=llm.max_doc_chars or None, retry_failed=llm.retry_failed,
+            dry_run=llm.dry_run, progress=llm.progress, on_estimate=on_estimate,
         )  # fmt: skip
     report.settings["store"] = store if store != ":memory:" else ""
     if not llm.dry_run:

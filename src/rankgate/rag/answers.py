@@ -105,7 +105,7 @@ class AnswerResults:
         per_query: ``{query_id: {measure: 0.0 or 1.0}}``.
         first_hit: ``{query_id: rank}`` (from 1) of the first passage holding an answer within the
             largest cutoff, or None.
-        aggregate: the mean of each measure over the queries of the answers file.
+        aggregate: the mean of each measure over the queries of the answers file (None when it has none).
         queries: counts: evaluated, missing_from_run, run_only.
         missing_passages: retrieved ids (within the largest cutoff) with no text in the corpus, matched as empty.
     """
@@ -113,7 +113,7 @@ class AnswerResults:
     measures: list[str]
     per_query: dict[str, dict[str, float]]
     first_hit: dict[str, int | None]
-    aggregate: dict[str, float]
+    aggregate: dict[str, float | None]
     queries: dict[str, int]
     missing_passages: list[str] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
@@ -181,7 +181,9 @@ def answer_recall(
         first_hit[qid] = hit
         per_query[qid] = {f"AnswerRecall@{k}": float(hit is not None and hit <= k) for k in cutoffs}
     n = len(per_query)
-    aggregate = {m: math.fsum(v[m] for v in per_query.values()) / n if n else 0.0 for m in names}
+    aggregate: dict[str, float | None] = {
+        m: math.fsum(v[m] for v in per_query.values()) / n if n else None for m in names
+    }  # a mean over no query is None (JSON null), as evaluate's
     counts = {
         "evaluated": n,
         "missing_from_run": sum(1 for q in answers if q not in lists),

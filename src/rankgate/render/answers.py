@@ -21,7 +21,7 @@ def render(body: Mapping[str, Any], fmt: str, *, title: str) -> str:
     summary.add_column("measure", no_wrap=True)
     summary.add_column("mean", justify="right")
     for name in body["measures"]:
-        summary.add_row(name, f"{body['aggregate'][name]:.4f}")
+        summary.add_row(name, _cell(body["aggregate"][name]))  # a mean over no query: "-" (null in JSON)
     counts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in body["queries"].items())
     parts = [f"{title}\n", to_text(summary), f"queries: {counts}\n"]
     for line in body.get("notes", []):
@@ -45,3 +45,50 @@ def _cell(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.4f}"
     return str(value)
+
+
+_GO_ON = {
+    "max-cost": "run the same command again to go on (each run spends up to --max-cost)",
+    "claimed": "run the same command again once the other run is done",
+}
+
+
+def context_incomplete_text(body: Mapping[str, Any]) -> str:
+    """The last line of a ``rag context`` left incomplete: what is missing, and what brings it in.
+
+    ``body`` is `ContextReport.to_dict()`: unreadable verdicts are stored as failed and only
+    ``--retry-failed`` asks for them again; verdicts that got no answer are asked by any rerun.
+
+    >>> body = {"queries": {"incomplete": 7}, "stop_reason": None,
+    ...         "judgments": {"recall": {"failed": 9, "errors": 0}, "precision": {"failed": 14, "errors": 1}}}
+    >>> print(context_incomplete_text(body))  # doctest: +NORMALIZE_WHITESPACE
+    error: 7 queries incomplete; 23 verdicts are unreadable and stored as failed: rerun with --retry-failed to ask
+    for them again (--json-mode or more --parse-retries may help); 1 verdict got no answer: run the same command
+    again to ask for it; exit 1
+    """
+    from rankgate.render.label import STOP_TEXT
+
+    counts = [body["judgments"][name] for name in ("recall", "precision")]
+    failed, errors = (sum(c.get(key, 0) for c in counts) for key in ("failed", "errors"))
+    parts = []
+    if failed:
+        parts.append(
+            f"{_verdicts(failed)} unreadable and stored as failed: rerun with --retry-failed to ask for "
+            f"{'it' if failed == 1 else 'them'} again (--json-mode or more --parse-retries may help)"
+        )
+    if errors:
+        them = "it" if errors == 1 else "them"
+        parts.append(f"{_verdicts(errors, 'got')} no answer: run the same command again to ask for {them}")
+    stop = body.get("stop_reason")
+    if stop in _GO_ON:
+        parts.append(f"{STOP_TEXT[stop]}: {_GO_ON[stop]}")
+    n = body["queries"]["incomplete"]
+    queries = f"{n} query" if n == 1 else f"{n} queries"
+    return f"error: {queries} incomplete; {'; '.join(parts) or 'some verdicts are missing'}; exit 1"
+
+
+def _verdicts(n: int, verb: str = "") -> str:
+    """ "1 verdict is" / "3 verdicts are", or with ``verb``: "1 verdict got"."""
+    if verb:
+        return f"{n} verdict {verb}" if n == 1 else f"{n} verdicts {verb}"
+    return "1 verdict is" if n == 1 else f"{n} verdicts are"

@@ -108,3 +108,15 @@ whitespace-separated lines) cannot hold; use --format jsonl, csv or json
         f"query id {qid!r} {what}, which --format trec (trec_eval's whitespace-separated lines) "
         "cannot hold; use --format jsonl, csv or json"
     )
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def plain(text: object) -> str:
+    """``text`` with control characters (escape sequences, newlines) shown as ``\\xNN``.
+
+    >>> plain("q1: \\x1b[31mred\\nline")
+    'q1: \\\\x1b[31mred\\\\x0aline'
+    """
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))

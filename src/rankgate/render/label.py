@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rankgate.label.runner import Estimate, LabelReport
@@ -67,7 +67,9 @@ def report_table(report: LabelReport, distribution: Mapping[int, int]) -> Any:
         return t
     t.add_row("judged now", f"{c.get('new', 0):,}")
     t.add_row("from the cache (free)", f"{c.get('cached', 0):,}")
-    t.add_row("failed (unreadable answers)", f"{c.get('failed', 0):,}")
+    failed, before = c.get("failed", 0), c.get("failed_before", 0)
+    again = f" ({before:,} stored before; --retry-failed asks again)" if before else ""
+    t.add_row("failed (unreadable answers)", f"{failed:,}{again}")
     if c.get("errors"):
         t.add_row("no answer (retried next run)", f"{c['errors']:,}")
     if c.get("no_signal"):
@@ -83,15 +85,34 @@ def report_table(report: LabelReport, distribution: Mapping[int, int]) -> Any:
             t.add_row("retries", ", ".join(f"{k}: {v}" for k, v in sorted(report.retries.items())))
         t.add_row("cost", _money(float(usage.get("cost", 0.0))))  # type: ignore[arg-type]
     t.add_section()
-    total = sum(distribution.values())
-    dist = "  ".join(f"{label}: {n:,} ({n / total:.0%})" for label, n in distribution.items()) if total else "-"
-    t.add_row("labels in the pool", dist)
+    shares = percentages(list(distribution.values()))
+    dist = "  ".join(f"{label}: {n:,} ({p}%)" for (label, n), p in zip(distribution.items(), shares, strict=True))
+    t.add_row("labels in the pool", dist or "-")
     lines: list[Any] = [t]
     if report.stop_reason:
         lines.append(
             Text(f"incomplete: {STOP_TEXT[report.stop_reason]}; rerun the same command to go on", style="bold")
         )
     return Group(*lines)
+
+
+def percentages(counts: Sequence[int]) -> list[int]:
+    """Whole percentages of ``counts`` that add up to 100 (largest remainder; all 0 when the counts are).
+
+    Each share is rounded down, then the points left go one each to the largest remainders (ties:
+    the larger count, then the earlier). Rounding each share alone can add up to 99 or 101.
+
+    >>> percentages([23, 17]), percentages([1, 1, 1]), percentages([2, 0]), percentages([])
+    ([58, 42], [34, 33, 33], [100, 0], [])
+    """
+    total = sum(counts)
+    if not total:
+        return [0] * len(counts)
+    shares = [n * 100 // total for n in counts]
+    order = sorted(range(len(counts)), key=lambda i: (-(counts[i] * 100 % total), -counts[i], i))
+    for i in order[: 100 - sum(shares)]:
+        shares[i] += 1
+    return shares
 
 
 def coverage_table(coverage: Mapping[str, Mapping[str, Any]], labels: list[int], limit: int | None = None) -> Any:

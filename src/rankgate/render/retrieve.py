@@ -8,21 +8,12 @@ colour the terminal.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from typing import Any
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+from rankgate.render.escape import plain
+
 EXAMPLES = 5  # query ids named in a line before "..."
-
-
-def plain(text: object) -> str:
-    """``text`` with control characters (escape sequences, newlines) shown as ``\\xNN``.
-
-    >>> plain("q1: \\x1b[31mred\\nline")
-    'q1: \\\\x1b[31mred\\\\x0aline'
-    """
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
 
 
 def summary_json(summary: dict[str, Any]) -> str:
@@ -104,23 +95,3 @@ def failure_lines(summary: dict[str, Any], *, kept: Sequence[str] = (), limit: i
         )
         lines.append(f"... and {unshown:,} more; {where}" if unshown else where)
     return lines
-
-
-def interrupted_text(saved: int, total: int, cache: str | None, *, refresh: bool = False) -> str:
-    """What Ctrl-C leaves: how many answers the cache holds, where, and how to resume.
-
-    >>> print(interrupted_text(24, 63, "run.txt.cache.sqlite"))  # doctest: +NORMALIZE_WHITESPACE
-    rankgate: interrupted; 24 of 63 answers are saved in run.txt.cache.sqlite: run the same command again
-    to ask only for the other 39
-    """
-    if cache is None or not saved:
-        return f"rankgate: interrupted; no answer was saved (0 of {total:,} queries)"
-    if refresh:
-        return (
-            f"rankgate: interrupted; {saved:,} answers asked in this run are saved in {plain(cache)}: "
-            "run it again without --no-cache to keep them and ask only for the rest"
-        )
-    return (
-        f"rankgate: interrupted; {saved:,} of {total:,} answers are saved in {plain(cache)}: "
-        f"run the same command again to ask only for the other {total - saved:,}"
-    )

@@ -31,4 +31,6 @@ def text(body: Mapping[str, Any]) -> str:
         lines.append("wrote " + ", ".join(f"{k} {v}" for k, v in body["outputs"].items()))
     if s.get("store"):
         lines.append(f"store {s['store']} (rerun the same command to resume; answers stored are not paid again)")
+    if c["malformed"]:
+        lines.append(f"{c['malformed']} malformed answers are stored as failed: --retry-failed asks for them again")
     return "\n".join(lines) + "\n"

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 from rankgate.bench.progress import SILENT
-from rankgate.errors import ConfigError, RankgateError
+from rankgate.errors import ConfigError, Interrupted, RankgateError
 from rankgate.io.yaml import cut
 from rankgate.retrieve.base import Hit, LiveRetriever, QueryFailed, TransientFailure
 from rankgate.retrieve.cache import AnswerCache
@@ -107,16 +107,13 @@ class Settings:
             raise ConfigError("The 'backoff' and 'max_backoff' parameters must be >= 0.")
 
 
-class RetrieveInterrupted(KeyboardInterrupt):
-    """Ctrl-C stopped `retrieve`: ``saved`` of the ``total`` queries have their answer in ``cache``.
-
-    A `KeyboardInterrupt`, so that whoever does not know it still stops. ``refresh`` is the call's:
-    rerunning with it set would ask the saved queries again.
-    """
+class RetrieveInterrupted(Interrupted):
+    """Ctrl-C stopped `retrieve`: ``saved`` of the ``total`` queries have their answer in the cache
+    at ``store`` (`rankgate.errors.Interrupted`). ``refresh`` is the call's: rerunning with it set
+    would ask the saved queries again."""
 
     def __init__(self, saved: int, total: int, cache: str | None, refresh: bool) -> None:
-        super().__init__(f"interrupted: {saved:,} of {total:,} answers saved")
-        self.saved, self.total, self.cache, self.refresh = saved, total, cache, refresh
+        super().__init__(saved, total, cache, noun="answers", refresh=refresh)
 
 
 @dataclass
