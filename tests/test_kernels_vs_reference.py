@@ -27,6 +27,7 @@ MEASURES = [
     # other evaluators' conventions (rankgate.measures.peer_conventions)
     "DCG@5", "DCG(gain=exp,min_grade=2)", "nDCG(min_grade=2)@5", "Hits@3", "Hits(rel=2)", "F@5", "F(beta=0.5)",
     "AP(denominator=min_k_R)@4", "AP(denominator=retrieved_relevant)@4", "AP(denominator=min_k_R)",
+    "WeightedRBP", "WeightedRBP(p=0.95,rel=2)", "WeightedRBP(p=0.5)@4",
 ]  # fmt: skip
 
 

@@ -125,7 +125,7 @@ def test_canonical_names_round_trip(m):
         ("recall@10", "R@10"), ("recall_100", "R@100"), ("recall.100", "R@100"), ("mrr@10", "RR@10"),
         ("MRR", "RR"), ("recip_rank", "RR"), ("map", "AP"), ("MAP@100", "AP@100"), ("map_cut.100", "AP@100"),
         ("hit_rate@5", "Success@5"), ("success.5", "Success@5"), ("r-precision", "Rprec"), ("bpref", "Bpref"),
-        ("num_rel", "NumRel"), ("num_ret", "NumRet"), ("num_rel_ret", "NumRelRet"), ("rbp.95", "RBP(p=0.95)"),
+        ("num_rel", "NumRel"), ("num_ret", "NumRet"), ("num_rel_ret", "NumRelRet"), ("rbp.95", "WeightedRBP(p=0.95)"),
         ("P(rel=2)@5", "P(rel=2)@5"), ("nDCG(gain=linear)@10", "nDCG@10"), ("RBP(p=0.8)", "RBP"),
         ("err@20", "ERR@20"), ("judged@10", "Judged@10"), (" nDCG@10 ", "nDCG@10"),
     ],

@@ -43,7 +43,8 @@ def test_parameter_forms_read_as_canonical_measures(name, canonical):
 @pytest.mark.parametrize(
     ("name", "words"),
     [
-        ("rbp.p=0.5", "GradedRBP(p=0.5)' ), or ranx's rbp, RBP(p=0.5)"), ("rbp.1=3", "ranx's rbp, which has no gains"),
+        ("rbp.p=0.5", "GradedRBP(p=0.5)' ), or binary rank-biased precision, RBP(p=0.5)"),
+        ("rbp.1=3", "binary RBP, which has no gains"),
         ("ndcg.x=3", "trec_eval would ignore 'x'"), ("Rndcg.p=3", "would ignore 'p'"),
         ("G.12=3", "grades 0 to 9"), ("G.1=3,1=4", "each once"), ("G.1=3=4", "malformed pair parameters"),
         ("G.1=1e999", "plain finite numbers"), ("11pt_avg.0.5,0.2", "ascending"), ("11pt_avg.2", "ascending"),

@@ -2,7 +2,46 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
+
+# the trec_eval release whose output `rankgate trec_eval` reproduces (docs/semantics.md)
+TREC_EVAL_VERSION = "10.0-rc2"
+
+# trec_eval's options rankgate does not honour: what each does there; a value that changes nothing
+# (trec_eval's default) is accepted, as trec_eval accepts it
+_REFUSED = {
+    "R": ("rel_info format", "reads qrels files only", "qrels"),
+    "T": ("results format", "reads TREC run files only", "trec_results"),
+    "D": ("debug level", "prints no debug output", "0"),
+    "Z": ("z-score file", "prints raw values, not z-scores", None),
+    "o": ("old output format, obsolete in trec_eval", "prints trec_eval 10's format", None),
+}
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """trec_eval's ``-v``: its version on stderr, exit 0 (with rankgate's, which this is)."""
+    if not value or ctx.resilient_parsing:
+        return
+    from rankgate import __version__
+
+    click.echo(f"trec_eval version {TREC_EVAL_VERSION} (rankgate {__version__}'s trec_eval)", err=True)
+    ctx.exit(0)
+
+
+def _refuse(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+    """trec_eval's -R, -T, -D, -Z and -o: refused in one line (exit 2) unless the value changes nothing."""
+    from rankgate.errors import RankgateError
+
+    if value is None or value is False or ctx.resilient_parsing:
+        return
+    flag = next(o for o in param.opts if len(o) == 2)[1:]  # -R of -R/--Rel_info_format
+    what, instead, default = _REFUSED[flag]
+    if default is not None and value == default:
+        return
+    shown = "" if value is True else f" {value}"
+    raise RankgateError(f"rankgate trec_eval does not read trec_eval's -{flag}{shown} ({what}): it {instead}.")
 
 
 @click.command(
@@ -41,6 +80,22 @@ import click
     metavar="N",
     help="Documents in the collection (utility's d term).",
 )
+@click.option(
+    "-v",
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Print the trec_eval version reproduced (on stderr, as trec_eval) and exit.",
+)
+@click.option("-R", "--Rel_info_format", "rel_info_format", hidden=True, expose_value=False, callback=_refuse)
+@click.option("-T", "--Results_format", "results_format", hidden=True, expose_value=False, callback=_refuse)
+@click.option("-D", "--Debug_level", "debug_level", hidden=True, expose_value=False, callback=_refuse)
+@click.option("-Z", "--Zscore", "zscore", hidden=True, expose_value=False, callback=_refuse)
+@click.option(
+    "-o", "--Output_old_results_format", "old_format", is_flag=True, hidden=True, expose_value=False, callback=_refuse
+)
 def trec_eval_command(
     qrels: str,
     run: str,
@@ -56,7 +111,8 @@ def trec_eval_command(
     """Evaluate RUN against QRELS and print what trec_eval 10 prints, byte for byte.
 
     A script that runs trec_eval switches by changing the program name. The differences that
-    remain are listed in docs/semantics.md ("rankgate trec_eval").
+    remain are listed in docs/semantics.md ("rankgate trec_eval"); trec_eval's -R, -T, -D, -Z
+    and -o are refused unless given their default (-R qrels, -T trec_results, -D 0).
 
     \b
     Examples:

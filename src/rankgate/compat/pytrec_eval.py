@@ -9,7 +9,10 @@ pytrec_eval's, and why, is in docs/migrating.md.
 Measure requests are read as pytrec_eval reads them: ``name``, ``name.p``, ``name_p`` and lists
 ``name.p1,p2``; requests of one measure are merged (``P.5`` and ``P_10`` give P_5 and P_10) and a
 bare cut family means trec_eval's default cutoffs unless a cutoff of it is also requested. Each
-resulting key is read by rankgate's measure parser, so a trec_eval name means trec_eval's measure.
+resulting key is read as `rankgate trec_eval` reads it (`rankgate.compat.trec_eval_requests.bare_measure`),
+so a trec_eval name means trec_eval's measure (``rbp``, which pytrec_eval lacks, is trec_eval 10's),
+and a query whose ranking is empty gets trec_eval's NaN where trec_eval's arithmetic gives one
+(``iprec_at_recall_0.00``, ``11pt_avg``; `rankgate.compat.trec_nan`), as `rankgate trec_eval` prints it.
 
 >>> qrels = {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}
 >>> run = {"q1": {"d1": 0.5, "d2": 0.9}, "q2": {"d3": 1.0}, "q9": {"d4": 1.0}}
@@ -26,6 +29,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rankgate.compat.trec_eval_requests import bare_measure
+from rankgate.compat.trec_nan import COUNTS, needs_counts, trec_eval_nan
 from rankgate.errors import MeasureError
 from rankgate.evaluation.evaluate import evaluate as _evaluate
 from rankgate.measures.parse import parse_measure
@@ -110,7 +115,7 @@ _SPECIAL: dict[str, Callable[[], _Column]] = {
 
 _PARAMS = re.compile(r"^[0-9]+(\.[0-9]+)?(,[0-9]+(\.[0-9]+)?)*$")
 _WORD = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
-# trec_eval measures whose parameters are a list of numbers printed after the name (set_F_0.5)
+# trec_eval measures whose parameters are a list of numbers (set_F.0.5); pytrec_eval keys them by name alone
 _NUMBER_PARAMS = frozenset({"utility", "11pt_avg", "set_F", "relstring"})
 
 
@@ -151,6 +156,8 @@ class RelevanceEvaluator:
         if not qids:
             return {}
         measures = list(dict.fromkeys(c.measure for c in self._columns if c.measure is not None))
+        if needs_counts(measures):  # trec_eval's NaN for an empty ranking reads the counts
+            measures = list(dict.fromkeys([*measures, *COUNTS]))
         per_query: dict[str, dict[str, float]] = {}
         if measures:
             qrels = {q: self._qrels[q] for q in qids}
@@ -165,7 +172,14 @@ class RelevanceEvaluator:
 def _value(column: _Column, values: Mapping[str, float], rel: int) -> float:
     if column.measure is None:
         return column.constant
-    value = float(values[str(column.measure.with_defaults(rel=rel))])
+
+    def at_rel(m: Measure) -> float:
+        return float(values[str(m.with_defaults(rel=rel))])
+
+    value = at_rel(column.measure)
+    if needs_counts([column.measure]):
+        num_ret, num_rel = (at_rel(m) for m in COUNTS)
+        value = float(trec_eval_nan(column.measure, [value], [num_ret], [num_rel])[0])
     return math.log(max(value, _MIN_GEO_MEAN)) if column.log else value
 
 
@@ -234,9 +248,8 @@ def _base_columns(base: str, params: set[str]) -> list[_Column]:
         return [_column(f"{base}_{f:3.2f}", f"{base}.{f:g}") for f in fractions]
     if params and base not in _NUMBER_PARAMS:
         raise ValueError(f"unsupported measure {base}.{','.join(sorted(params))}: {base} takes no such parameters")
-    if params:  # trec_eval prints the parameters verbatim after the name (set_F_0.5, utility_...)
-        text = ",".join(sorted(params))
-        return [_column(f"{base}_{text}", f"{base}.{text}")]
+    if params:  # pytrec_eval's key is the measure's name alone ("set_F" for set_F.0.5), not trec_eval's set_F_0.5
+        return [_column(base, f"{base}.{','.join(sorted(params))}")]
     return [_column(base, base)]
 
 
@@ -248,17 +261,18 @@ def _long(base: str, param: str) -> int:
 
 
 def _column(key: str, dotted: str) -> _Column:
-    """The rankgate measure for one output key: the key itself is a trec_eval name (``P_5``)."""
-    for text in dict.fromkeys((key, dotted)):
+    """The rankgate measure for one output key, read from the request (``set_F.0.5``), else from the
+    key, a trec_eval printed name (``P_5``)."""
+    for text in dict.fromkeys((dotted, key)):
         measure = _try_parse(text)
         if measure is not None:
             return _Column(key, measure)
-    raise ValueError(f"unsupported measure {key}: {_why(key)}")
+    raise ValueError(f"unsupported measure {dotted}: {_why(dotted)}")
 
 
 def _try_parse(text: str) -> Measure | None:
     try:
-        return parse_measure(text)
+        return bare_measure(text)  # trec_eval's reading, as `rankgate trec_eval` has it
     except MeasureError:
         return None
 
@@ -269,7 +283,7 @@ def _parses(text: str) -> bool:
 
 def _why(text: str) -> str:
     try:
-        parse_measure(text)
+        bare_measure(text)
     except MeasureError as exc:
         return str(exc)
     return ""  # pragma: no cover - only called after a failed parse

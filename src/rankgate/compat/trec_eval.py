@@ -37,7 +37,9 @@ from rankgate.compat.trec_eval_requests import (
     check_gain_order,
     expand_requests,
     ignored_notes,
+    rbp_named,
 )
+from rankgate.compat.trec_nan import COUNTS, needs_counts, trec_eval_nan
 from rankgate.core.columns import take_rows
 from rankgate.core.qrels import Qrels
 from rankgate.core.run import Run
@@ -48,31 +50,12 @@ from rankgate.evaluation.settings import Settings
 from rankgate.io.readers import read_run
 from rankgate.io.run_tag import last_run_tag
 from rankgate.measures.registry import Measure
-from rankgate.measures.trec_names import recall_levels
 
 __all__ = ["NICKNAMES", "TREC_MEASURES", "Printed", "TrecEvalReport", "expand_requests", "trec_eval"]
 
 # trec_eval's stand-in ranking for a query missing from the run under -c, and the values it
 # then sets back to 0 (trec_eval.c, by printed name: num_ret, utility, rbp_resid, unj*, and relstring to '').
 BOGUS_DOC = "ceci_nest_pas_un_docno"
-
-
-# trec_eval's interpolated precision divides by the docs retrieved before looking at them: a query
-# whose ranking is empty (all of it dropped by -J or -M) prints NaN ("-nan") at the recall levels
-# that need no relevant doc (C's (long)(level * R + 0.9) == 0), and so does 11pt_avg (level 0).
-_NAN_WHEN_EMPTY = ("iprec_at_recall", "11pt_avg")
-_COUNTS = (Measure.make("NumRet"), Measure.make("NumRel"))
-
-
-def _nan_mask(p: Printed, wanted: list[Measure], values: np.ndarray) -> np.ndarray | None:
-    if p.source.name not in _NAN_WHEN_EMPTY or p.measure is None:
-        return None
-    num_ret, num_rel = (values[:, wanted.index(m)] for m in _COUNTS)
-    if p.source.name == "11pt_avg":  # NaN when its lowest level needs no relevant doc
-        level = recall_levels(str(p.measure.get("levels")))[0]
-    else:
-        level = float(p.measure.get("recall"))
-    return np.asarray((num_ret == 0) & ((level * num_rel + 0.9).astype(np.int64) <= 0))
 
 
 def _reset_for_missing(name: str) -> bool:
@@ -147,8 +130,8 @@ def trec_eval(
         )
     printed = expand_requests(measures, docs_in_collection=docs_in_collection or 0)
     wanted = list(dict.fromkeys(p.measure for p in printed if p.measure is not None))
-    if not wanted or any(p.source.name in _NAN_WHEN_EMPTY for p in printed):  # also when only text is asked
-        wanted = list(dict.fromkeys([*wanted, *_COUNTS]))
+    if not wanted or needs_counts(wanted):  # also when only text is asked
+        wanted = list(dict.fromkeys([*wanted, *COUNTS]))
     if rel < 1:
         raise MeasureError(f"rankgate's trec_eval takes -l >= 1 (grades below it are not relevant). Got {rel}.")
     settings = Settings(queries="intersection", rel=rel, judged_only=judged_only)
@@ -168,7 +151,7 @@ def trec_eval(
     if not results.query_ids:
         raise InputError("No queries with both results and relevance info (as trec_eval says)", source=str(run))
     report = TrecEvalReport(printed=printed, results=results, notes=ignored_notes(measures))
-    if any(p.source.name == "rbp" for p in printed):
+    if rbp_named(measures):  # asked for by name; all_trec's rbp line is the reference build's, unremarked
         report.notes.append(RBP_NOTE)
     if any(p.source.name == "ideal_dcg" for p in printed):
         report.notes.extend(_ideal_dcg_notes(session.qrels, results.query_ids))
@@ -270,9 +253,9 @@ def _columns(printed: list[Printed], wanted: list[Measure], results: Results, mi
             out.append(np.ones(len(results.query_ids)))  # num_q: 1 per query; runid: unused
             continue
         column = results.values[:, wanted.index(p.measure)]
-        nan = _nan_mask(p, wanted, results.values)
-        if nan is not None and nan.any():
-            column = np.where(nan, np.nan, column)
+        if needs_counts([p.measure]):  # trec_eval's NaN for an empty ranking (rankgate.compat.trec_nan)
+            num_ret, num_rel = (results.values[:, wanted.index(m)] for m in COUNTS)
+            column = trec_eval_nan(p.measure, column, num_ret, num_rel)
         if reset.any() and _reset_for_missing(p.name):
             column = np.where(reset, 0.0, column)
         out.append(column)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from rankgate.errors import MeasureError
+from rankgate.measures.name_hints import glued_spelling
 from rankgate.measures.parse import parse_measure
 from rankgate.measures.registry import MAX_CUTOFF, Measure
 from rankgate.measures.trec_names import NUMBER_PARAMS, not_read_refusal
@@ -119,12 +120,29 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
     "set": _words("runid num_q num_ret num_rel num_rel_ret utility set_P set_recall set_relative_P set_map set_F"),
 }
 
+# Said when rbp is asked for by name (-m rbp, -m rbp.p=0.5), not for the rbp line of all_trec: a
+# note that every all_trec call repeats is noise in CI logs (docs/semantics.md says it once).
 RBP_NOTE = (
-    "note: trec_eval 10.0-rc2's rbp reads two uninitialised variables (m_rbp.c); rankgate prints the "
-    "value its default build (Makefile flags) prints for all_trec: grades scaled to [0, 1] by the query's "
-    "highest grade. Optimised builds and some -m combinations of trec_eval print other numbers "
-    "(docs/semantics.md)."
+    "note: trec_eval 10.0-rc2's rbp reads uninitialised variables; rankgate prints its Makefile build's "
+    "value (optimised builds differ; docs/semantics.md)."
 )
+
+
+def rbp_named(requests: Iterable[str]) -> bool:
+    """Whether a ``-m`` request names trec_eval's rbp itself (``rbp``, ``rbp.p=0.5``), not a nickname."""
+    return any(str(r).partition(".")[0] == "rbp" for r in requests)
+
+
+def bare_measure(name: str) -> Measure:
+    """The canonical measure of trec_eval's measure ``name`` requested without parameters.
+
+    A printed name is read by rankgate's parser (``P_5`` is P@5), except ``rbp``: the word alone is
+    refused there (two readings), and trec_eval's rbp is `GradedRBP`.
+
+    Raises:
+        MeasureError: rankgate has no measure for it.
+    """
+    return Measure.make("GradedRBP") if name == "rbp" else parse_measure(name)
 
 
 @dataclass(frozen=True)
@@ -171,9 +189,10 @@ def expand_requests(requests: Iterable[str], *, docs_in_collection: int = 0) -> 
         elif name in _BY_NAME:
             marked.add(name)
         else:
+            hint = trec_eval_spelling(str(request)) or _suggest(name, [*_BY_NAME, *NICKNAMES])
             raise MeasureError(
                 f"{name!r} is not a trec_eval measure or nickname (request {request!r}). "
-                f"{_suggest(name, [*_BY_NAME, *NICKNAMES])}trec_eval's nicknames are {', '.join(NICKNAMES)}."
+                f"{hint}trec_eval's nicknames are {', '.join(NICKNAMES)}."
             )
     shared = sorted(marked & {"dcg", "ideal_dcg", "ndcg"})
     if len(shared) > 1 and set(shared) & set(params):
@@ -209,8 +228,7 @@ def _printed(m: TrecMeasure, given: str | None, docs: int) -> list[Printed]:
         # trec_eval's name buffer holds 9 characters after the measure's name ("%s_%3.2f")
         return [Printed(f"{m.name}_{v:3.2f}"[: len(m.name) + 9], m, _at_level(m.name, v)) for v in values]
     if given is None:
-        bare = Measure.make("GradedRBP") if m.name == "rbp" else _canonical(m.name, m.name)
-        return [Printed(m.name, m, bare)]
+        return [Printed(m.name, m, _canonical(m.name, m.name))]
     return [Printed(f"{m.name}_{given}", m, _with_params(m.name, given, docs))]
 
 
@@ -333,7 +351,7 @@ def _at_level(name: str, value: float) -> Measure:
 
 def _canonical(printed: str, trec_name: str) -> Measure:
     try:
-        return parse_measure(printed)
+        return bare_measure(printed)
     except MeasureError:
         raise _Unavailable(
             f"trec_eval's {trec_name!r} (printed as {printed!r}) is not available in rankgate's trec_eval."
@@ -342,6 +360,44 @@ def _canonical(printed: str, trec_name: str) -> Measure:
 
 class _Unavailable(MeasureError):
     """A trec_eval measure rankgate has no canonical measure for (`expand_requests` adds suggestions)."""
+
+
+def trec_eval_spelling(name: str) -> str:
+    """How trec_eval spells the rankgate measure ``name`` (``nDCG@10``, ``P_5``, ``ndcg@10``), as a hint.
+
+    ``""`` when ``name`` is not a rankgate measure either. The spelling is checked by reading it
+    back as a ``-m`` request, so the hint names the very measure ``name`` is.
+
+    >>> trec_eval_spelling("ndcg@10")
+    "nDCG@10 is trec_eval's 'ndcg_cut.10' (-m ndcg_cut.10). "
+    >>> trec_eval_spelling("P(rel=2)@5")
+    "P(rel=2)@5 is trec_eval's 'P.5' with -l 2 (-l 2 -m P.5). "
+    >>> trec_eval_spelling("RR@10")
+    "trec_eval has no RR@10; `rankgate eval -m 'RR@10'` computes it. "
+    """
+    try:
+        wanted = parse_measure(name)
+    except MeasureError:
+        glued = glued_spelling(name)  # ndcg10 is nDCG@10
+        if glued is None:
+            return ""
+        wanted = parse_measure(glued)
+    level = int(wanted.get("rel")) if any(p.name == "rel" for p in wanted.spec.params) else 1
+    plain = Measure.make(wanted.name, wanted.cutoff, **{k: v for k, v in wanted.params if k != "rel"})
+    for m in TREC_MEASURES:
+        levels = NUMBER_PARAMS.get(m.name.lower()) if m.kind == "double_cuts" else None
+        values = [float(plain.get(levels.params[0]))] if levels and levels.family == plain.name else []
+        cuts = [plain.cutoff] if plain.cutoff is not None and m.kind == "long_cuts" else []
+        for request in [m.name, *(f"{m.name}.{c}" for c in cuts), *(f"{m.name}.{v!r}" for v in values)]:
+            try:
+                printed = expand_requests([request])
+            except MeasureError:
+                continue
+            if plain in [p.measure for p in printed] and (len(printed) == 1 or request != m.name):
+                flag = f"-l {level} " if level != 1 else ""
+                with_level = f" with -l {level}" if level != 1 else ""
+                return f"{wanted} is trec_eval's {request!r}{with_level} ({flag}-m {request}). "
+    return f"trec_eval has no {wanted}; `rankgate eval -m '{wanted}'` computes it. "
 
 
 def _suggest(word: str, names: Iterable[str]) -> str:

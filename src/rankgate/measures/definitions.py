@@ -348,11 +348,14 @@ register(
     MeasureSpec(
         name="RBP",
         summary="Rank-biased precision (Moffat & Zobel 2008), binary relevance",
-        definition="RBP = (1 - p) * sum over ranks i (<= k with @k) of [rel(d_i)] * p^(i-1)",
+        definition=(
+            "RBP = (1 - p) * sum over ranks i (<= k with @k) of [rel(d_i)] * p^(i-1). Not ranx's rbp.80, which "
+            "weighs each relevant doc by its grade (WeightedRBP), nor trec_eval's rbp (GradedRBP): the word "
+            "'rbp' alone is refused with both readings"
+        ),
         kernel=kernel("rank_biased_precision"),
         reference=reference("rank_biased_precision"),
         params=(PERSISTENCE, REL),
-        aliases=(Alias("rbp", "ranx", ("rbp.80",), dot_param="p"),),
         examples=("RBP", "RBP(p=0.95)", "RBP(p=0.5)@10"),
     )
 )

@@ -52,7 +52,11 @@ The parser also reads other tools' names. A family's name is read in any case (`
 `MAP`), and so is every alias word below. An alias word followed by a number sets the
 cutoff, written `word@k` (ranx), `word.k` or `word_k` (trec_eval, pytrec_eval): `ndcg_cut.10`,
 `P_5`, `mrr@10` and `map_cut_100` are `nDCG@10`, `P@5`, `RR@10` and `AP@100`. The one
-exception is ranx's RBP: in `rbp.95` the digits are the persistence, `RBP(p=0.95)`.
+exception is ranx's RBP: in `rbp.95` the digits are the persistence, and ranx weighs each relevant
+document by its grade, so `rbp.95` is `WeightedRBP(p=0.95)` (`rbp.95-l2`: `WeightedRBP(p=0.95,rel=2)`).
+The word `rbp` alone is refused with its two readings: trec_eval's `rbp` (`GradedRBP`, gains
+scaled to [0, 1]) and binary rank-biased precision (`RBP`); so is ranx's `rbp@95`, whose digits
+are the persistence in ranx and a cutoff everywhere else (`RBP@95`).
 
 trec_eval's names mean what they mean in trec_eval, so one name may stand for several
 measures. A cut family spelled as trec_eval spells it and given no cutoff is the family at
@@ -67,8 +71,11 @@ measure is wanted (a gate's `metric:`, a lookup such as `result["P@10"]`), a nam
 is refused.
 
 ir_measures' spellings are read too: `nDCG(cutoff=20)` is `nDCG@20`, `P(rel=2)@5` is itself,
-and a family's other parameter names are listed under it (`nDCG(dcg='exp-log2')@10` is
-`nDCG(gain=exp)@10`). A parameter rankgate does not have (`judged_only=`) is refused by name.
+`IPrec@0.5` is `IPrec(recall=0.5)` (as in ir_measures, `@` sets IPrec's recall level), and a
+family's other parameter names are listed under it (`nDCG(dcg='exp-log2')@10` is
+`nDCG(gain=exp)@10`). ir_measures' diversity measures (`alpha_nDCG@10`, `ERR_IA@20`, `NRBP`,
+`P_IA@10`, `StRecall@10`) read subtopic judgments: the error names the `rankgate diversity` call
+that computes each. A parameter rankgate does not have (`judged_only=`) is refused by name.
 Every name that cannot be read is a `MeasureError` (exit 2 on the command line): names longer
 than {max_length} characters or not printable ASCII, cutoffs above {max_cutoff}, parameter
 values that are not finite."""
@@ -153,18 +160,20 @@ def _aliases(spec: MeasureSpec) -> str:
     if spec.name.lower() not in {name for name, _, _ in spelled}:  # else the alias row says it (bpref)
         spelled.insert(0, (spec.name.lower(), "family name, any case", Alias(spec.name.lower(), "plain")))
     rows = ["| alias | from | reads as |", "|---|---|---|"]
-    rows.extend(f"| `{name}` | {source} | `{_reading(spec, alias, name)}` |" for name, source, alias in spelled)
+    rows.extend(f"| `{name}` | {source} | {_reading(spec, alias, name)} |" for name, source, alias in spelled)
     return "\n".join(rows)
 
 
 def _reading(spec: MeasureSpec, alias: Alias, name: str) -> str:
     """What ``name`` parses to (trec_eval's ``P`` is several measures); for a bare word that needs
-    a cutoff, the family with ``@k``."""
+    a cutoff, the family with ``@k``; a word refused as ambiguous (``rbp``) says so."""
     try:
-        return ", ".join(str(m) for m in read_name(name))
+        return "`" + ", ".join(str(m) for m in read_name(name)) + "`"
     except MeasureError:
+        if spec.cutoff != "required":
+            return "refused in this spelling: read two ways (see Names)"
         fixed = ",".join(f"{k}={v}" for k, v in alias.fixed)
-        return f"{spec.name}({fixed})@k" if fixed else f"{spec.name}@k"
+        return f"`{spec.name}({fixed})@k`" if fixed else f"`{spec.name}@k`"
 
 
 def _bounds(bounds: tuple[float, float]) -> str:

@@ -19,7 +19,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from rankgate.errors import MeasureError
-from rankgate.measures.registry import Measure, MeasureSpec, Reading, all_specs, all_words, get_spec, reading
+from rankgate.measures.name_hints import other_tool_hint, refuse_rbp_word, suggest
+from rankgate.measures.registry import Measure, MeasureSpec, Reading, all_specs, dot_reading, get_spec, reading
 
 # Longer names are refused before parsing: it bounds the parser's time and depth.
 MAX_NAME_LENGTH = 200
@@ -82,6 +83,7 @@ def read_name(text: str | Measure) -> tuple[Measure, ...]:
         raise MeasureError(f"A measure name is printable ASCII, as in 'nDCG@10'. Got {name!r}.")
     if re.search(r",\s", name) and "(" not in name:
         raise MeasureError(f"Cannot parse measure {name!r}: write a list without spaces, as in 'P_5,10'.")
+    refuse_rbp_word(name)  # 'rbp' alone, ranx's 'rbp@95': read two ways
     level = _RANX_LEVEL.match(name)
     if level:
         return tuple(_with_level(m, int(level.group("level")), name) for m in read_name(level.group("name")))
@@ -89,13 +91,25 @@ def read_name(text: str | Measure) -> tuple[Measure, ...]:
     if trec is not None:
         return trec
     numbered = _WORD_NUMBERS.match(name)
-    if numbered and (found := reading(numbered.group("word"))) is not None:
+    if numbered and (found := _numbered_reading(numbered.group("word"), numbered.group("sep"))) is not None:
         _refuse_trec_eval_dot(numbered.group("word"), numbered.group("sep"), found, name)
         return _numbered(found, numbered.group("sep"), numbered.group("digits"), name)
     found = reading(name)
     if found is not None and name not in _canonical_names():
         return _uncut(found, name, dict(found.fixed))
-    return _parse_canonical(name)
+    try:
+        return _parse_canonical(name)
+    except MeasureError as e:
+        hint = other_tool_hint(name)  # ir_measures' alpha_nDCG@10: a pointer to `rankgate diversity`
+        if hint is None:
+            raise
+        raise MeasureError(hint) from e
+
+
+def _numbered_reading(word: str, sep: str) -> Reading | None:
+    """The reading of ``word`` before ``sep`` and digits: a ``dot_only`` alias's family for
+    ``word.digits`` (ranx's ``rbp.95`` is WeightedRBP), else the word's own."""
+    return (dot_reading(word) if sep == "." else None) or reading(word)
 
 
 # ranx's relevance-level suffix: "ndcg@5-l2", "precision@10-l3".
@@ -121,12 +135,15 @@ def _numbered(found: Reading, sep: str, digits: str, name: str) -> tuple[Measure
     if len(numbers) > 1 and sep == "@":
         listed = ", ".join(f"'{name.split('@')[0]}@{n}'" for n in numbers)
         raise MeasureError(f"Cannot parse measure {name!r}: a list is trec_eval's 'word.a,b'; or write {listed}.")
+    at_param = get_spec(found.family).at_param
     out = []
     for n in numbers:
         fixed = dict(found.fixed)
         if sep == "." and found.dot_param is not None:
             fixed[found.dot_param] = int(n) / 10 ** len(n)  # ranx: rbp.95 is p = 0.95
             out.append(Measure.make(found.family, None, **fixed))
+        elif sep == "@" and at_param is not None:  # ir_measures: IPrec@1 is IPrec(recall=1)
+            out.append(Measure.make(found.family, None, **{**fixed, at_param: int(n)}))
         else:
             out.append(Measure.make(found.family, int(n), **fixed))
     return tuple(dict.fromkeys(out))
@@ -232,18 +249,23 @@ def _parse_canonical(name: str) -> tuple[Measure, ...]:
             tree = ast.parse(name, mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # bounded length: these stay cheap
         raise MeasureError(f"Cannot parse measure {name!r}. {hint}") from None
-    cutoff: int | None = None
+    at: ast.expr | None = None
     if isinstance(tree, ast.BinOp) and isinstance(tree.op, ast.MatMult):
-        cutoff = _cutoff(tree.right, name)
-        tree = tree.left
+        at, tree = tree.right, tree.left
     call = tree if isinstance(tree, ast.Call) else None
     head = call.func if call is not None else tree
     if not isinstance(head, ast.Name):
         raise MeasureError(f"Cannot parse measure {name!r}. {hint}")
     found = reading(head.id)
     if found is None:
-        raise MeasureError(f"Unknown measure {name!r}. {_suggest(head.id)}")
-    params = _call_params(call, get_spec(found.family), name) if call is not None else {}
+        raise MeasureError(f"Unknown measure {name!r}. {suggest(head.id)}")
+    spec = get_spec(found.family)
+    params = _call_params(call, spec, name) if call is not None else {}
+    cutoff = None if at is None or spec.at_param is not None else _cutoff(at, name)
+    if at is not None and spec.at_param is not None:  # ir_measures: IPrec@0.5 is IPrec(recall=0.5)
+        if spec.at_param in params:
+            raise MeasureError(f"{name!r} gives {spec.at_param!r} twice: as '{spec.at_param}=' and as '@'.")
+        params[spec.at_param] = _at_value(at, spec, name)
     if "cutoff" in params:  # ir_measures: nDCG(cutoff=20) is nDCG@20
         given = params.pop("cutoff")
         if cutoff is not None:
@@ -262,6 +284,13 @@ def _cutoff(node: ast.expr, name: str) -> int:
     if not (isinstance(node, ast.Constant) and isinstance(node.value, int) and plain_digits):
         raise MeasureError(f"The cutoff in {name!r} must be a whole number, as in 'nDCG@10'.")
     return node.value
+
+
+def _at_value(node: ast.expr, spec: MeasureSpec, name: str) -> Any:
+    value = _literal(node, name)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise MeasureError(f"In {name!r}, '@' sets {spec.name}'s {spec.at_param!r}: a number, as in '{spec.name}@0.5'.")
+    return value
 
 
 def _call_params(call: ast.Call, spec: MeasureSpec, name: str) -> dict[str, Any]:
@@ -302,13 +331,3 @@ def _literal(node: ast.expr, original: str) -> Any:
         if isinstance(value, int | float) and not isinstance(value, bool):
             return -value
     raise MeasureError(f"Parameter values in {original!r} must be numbers or words.")
-
-
-def _suggest(word: str) -> str:
-    import difflib
-
-    names = sorted(_canonical_names() | set(all_words()))
-    close = difflib.get_close_matches(word, names, n=3, cutoff=0.6)
-    close += [n for n in names if n.lower() == word.lower() and n not in close]
-    hint = f"Did you mean {', '.join(repr(c) for c in close)}? " if close else ""
-    return hint + "Run 'rankgate measures' for the list."

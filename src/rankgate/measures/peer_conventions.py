@@ -2,7 +2,9 @@
 
 ranx's ``hits@k`` is a per-query count averaged over queries (`Hits`; trec_eval's num_rel_ret,
 `NumRelRet`, sums it); ranx's ``dcg`` is unnormalised (`DCG`); ranx's ``f1`` and the general
-F-measure (`F`). Their kernels and reference twins live in `rankgate.measures.peer_kernels`.
+F-measure (`F`); ranx's ``rbp.80``, which weighs each relevant document by its grade
+(`WeightedRBP`; ranx 0.3.15 and later, the whole range rankgate's tests pin). Their kernels and
+reference twins live in `rankgate.measures.peer_kernels`.
 
 Other peers' conventions are parameters of trec_eval's families (`rankgate.measures.definitions`),
 computed there too: scikit-learn's tie-averaged gains (``nDCG(ties=average)``), the AP@k
@@ -18,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from rankgate.measures.definitions import GAIN, MIN_GRADE, TIES, kernel, reference
+from rankgate.measures.definitions import GAIN, MIN_GRADE, PERSISTENCE, TIES, kernel, reference
 from rankgate.measures.registry import REL, Alias, LazyFunction, MeasureSpec, ParamAlias, ParamSpec, register
 
 if TYPE_CHECKING:
@@ -94,5 +96,23 @@ register(
         params=(BETA, REL),
         aliases=(Alias("f1", "ranx", ("f1@10",)), Alias("f_measure", "plain")),
         examples=("F@10", "F(beta=0.5)@20", "F"),
+    )
+)
+register(
+    MeasureSpec(
+        name="WeightedRBP",
+        summary="Rank-biased precision with each relevant doc weighted by its grade (ranx's rbp.80)",
+        definition=(
+            "WeightedRBP = (1 - p) * sum over ranks i (<= k with @k) of w(d_i) * p^(i-1), w(d) = d's grade when "
+            "d is relevant (grade >= rel), else 0: ranx's rbp.NN (p = 0.NN), whose -lN suffix is rel "
+            "(rbp.80-l2: grades below 2 weigh 0). Grades are not scaled, so a value can exceed 1; with grades "
+            "0 and 1 only it is RBP"
+        ),
+        kernel=peer_kernel("weighted_rbp"),
+        reference=peer_reference("weighted_rbp_reference"),
+        params=(PERSISTENCE, REL),
+        bounds=(0.0, math.inf),
+        aliases=(Alias("rbp", "ranx", ("rbp.80",), dot_param="p", dot_only=True),),
+        examples=("WeightedRBP", "WeightedRBP(p=0.95)", "WeightedRBP(rel=2)@10"),
     )
 )

@@ -72,6 +72,20 @@ def f_measure_reference(ranking: Sequence[str], judgments: Mapping[str, int], m:
     return (1.0 + beta2) * precision * recall / (beta2 * precision + recall)
 
 
+def weighted_rbp(b: RankedBlock, m: Measure) -> np.ndarray:
+    """ranx's rbp: (1 - p) * sum of grade * p^rank over the relevant rows (grade >= rel)."""
+    p = float(m.get("p"))
+    rel = _masked(b.relevant(m.get("rel")), b.top(m.cutoff))
+    return (1.0 - p) * b.per_query_sum(np.where(rel, b.grade * np.power(p, b.rank), 0.0))
+
+
+def weighted_rbp_reference(ranking: Sequence[str], judgments: Mapping[str, int], m: Measure, max_grade: int) -> float:
+    p, rel = m.get("p"), m.get("rel")
+    top = ranking if m.cutoff is None else ranking[: m.cutoff]
+    weights = [judgments[d] if judgments.get(d, rel - 1) >= rel else 0 for d in top]
+    return float((1 - p) * sum(w * p**i for i, w in enumerate(weights)))
+
+
 def _relevance_floor(m: Measure) -> int:
     """The grade a judged doc needs for the query to have something to find: ``rel``, or nDCG's ``min_grade``."""
     names = {p.name for p in m.spec.params}

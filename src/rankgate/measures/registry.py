@@ -122,7 +122,9 @@ class Alias:
     The word is read in any case, alone (``map``) or followed by a number: ``word@k``,
     ``word.k`` and ``word_k`` set the cutoff (``ndcg_cut.10``, ``mrr@10``, ``P_5``), except
     that ``word.digits`` sets the parameter ``dot_param`` to the decimal fraction the digits
-    spell when it is given (ranx: ``rbp.95`` is ``RBP(p=0.95)``).
+    spell when it is given. With ``dot_only`` the word names this family in that form only,
+    the bare word being another family's (ranx: ``rbp.95`` is ``WeightedRBP(p=0.95)``, while
+    ``RBP`` is binary rank-biased precision).
 
     A word with ``default_cutoffs`` is a trec_eval cut family: spelled exactly so and without a
     number it is the family at each of those cutoffs (``ndcg_cut`` is nDCG at 5, 10, ..., 1000),
@@ -136,6 +138,7 @@ class Alias:
         fixed: parameters the word sets, e.g. ``(("gain", "exp"),)`` for ``ndcg_burges``.
         dot_param: the parameter that ``word.digits`` sets, if not the cutoff.
         default_cutoffs: the cutoffs the bare word means (trec_eval's defaults); empty: none.
+        dot_only: the word names this family only as ``word.digits`` (needs ``dot_param``).
     """
 
     word: str
@@ -144,6 +147,7 @@ class Alias:
     fixed: tuple[tuple[str, ParamValue], ...] = ()
     dot_param: str | None = None
     default_cutoffs: tuple[int, ...] = ()
+    dot_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -187,6 +191,8 @@ class MeasureSpec:
         aliases: the other spellings the parser reads.
         param_aliases: other tools' spellings of its parameters.
         examples: canonical names, for listings; each parses back to itself.
+        at_param: the parameter that ``@x`` sets instead of a cutoff (ir_measures' ``AT_PARAM``:
+            ``IPrec@0.5`` is ``IPrec(recall=0.5)``); None: ``@k`` is the cutoff.
     """
 
     name: str
@@ -203,6 +209,7 @@ class MeasureSpec:
     aliases: tuple[Alias, ...] = ()
     param_aliases: tuple[ParamAlias, ...] = ()
     examples: tuple[str, ...] = ()
+    at_param: str | None = None
 
     def param(self, name: str) -> ParamSpec:
         for p in self.params:
@@ -217,8 +224,9 @@ class MeasureSpec:
 
     @property
     def words(self) -> tuple[str, ...]:
-        """Every word the parser reads as this family, lower-cased: its name and its aliases' words."""
-        return tuple(dict.fromkeys([self.name.lower(), *(a.word.lower() for a in self.aliases)]))
+        """Every word the parser reads as this family, lower-cased: its name and its aliases' words
+        (not a ``dot_only`` word, which names it only followed by ``.digits``)."""
+        return tuple(dict.fromkeys([self.name.lower(), *(a.word.lower() for a in self.aliases if not a.dot_only)]))
 
 
 @dataclass(frozen=True, order=True)
@@ -314,6 +322,7 @@ class Reading:
 
 _REGISTRY: dict[str, MeasureSpec] = {}
 _WORDS: dict[str, Reading] = {}  # lower-cased word -> reading, built from the specs' aliases
+_DOT_WORDS: dict[str, Reading] = {}  # lower-cased word -> reading of word.digits, for dot_only aliases
 
 
 def register(spec: MeasureSpec) -> MeasureSpec:
@@ -325,14 +334,20 @@ def register(spec: MeasureSpec) -> MeasureSpec:
     if spec.name in _REGISTRY:
         raise ValueError(f"measure {spec.name} registered twice")
     readings = {spec.name.lower(): Reading(spec.name)}
+    dotted: dict[str, Reading] = {}
     for alias in spec.aliases:
+        if alias.dot_only:
+            if alias.dot_param is None or alias.word.lower() in _DOT_WORDS:
+                raise ValueError(f"alias {alias.word!r} of {spec.name}: dot_only needs dot_param and a free word")
+            dotted[alias.word.lower()] = Reading(spec.name, alias.fixed, alias.dot_param)
+            continue
         cut = (alias.word, alias.default_cutoffs) if alias.default_cutoffs else None
         meaning = Reading(spec.name, alias.fixed, alias.dot_param, cut)
         word = alias.word.lower()
         if word in readings and meaning.trec_eval is None:  # ranx's recall is trec_eval's recall
             meaning = dataclasses.replace(meaning, trec_eval=readings[word].trec_eval)
         # A word may be listed twice (trec_eval's and ranx's map) with one meaning; an alias of
-        # the family's own name may add what word.digits sets (ranx's rbp.95).
+        # the family's own name may add what word.digits sets (a dot_param).
         if readings.get(word, meaning) != meaning and word != spec.name.lower():
             raise ValueError(f"alias {alias.word!r} of {spec.name} is given two meanings")
         readings[word] = meaning
@@ -341,6 +356,7 @@ def register(spec: MeasureSpec) -> MeasureSpec:
             raise ValueError(f"alias {word!r} of {spec.name} already reads as {_WORDS[word].family}")
     _REGISTRY[spec.name] = spec
     _WORDS.update(readings)
+    _DOT_WORDS.update(dotted)
     return spec
 
 
@@ -351,6 +367,13 @@ def reading(word: str) -> Reading | None:
     if found is None and _load_plugins():
         found = _WORDS.get(word.lower())
     return found
+
+
+def dot_reading(word: str) -> Reading | None:
+    """How the parser reads ``word.digits`` when a ``dot_only`` alias gives that form its own
+    family (ranx's ``rbp.95``), else None."""
+    _ensure_loaded()
+    return _DOT_WORDS.get(word.lower())
 
 
 def all_words() -> list[str]:

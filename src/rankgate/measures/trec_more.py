@@ -76,7 +76,7 @@ _spec(
     params=(_number("recall", 0.0, "recall level", 0.0, 1.0), REL),
     trec_eval="iprec_at_recall_x (bare: at 0, 0.1, ..., 1)",
     aliases=(Alias("iprec_at_recall", "trec_eval", ("iprec_at_recall_0.10", "iprec_at_recall")),),
-    examples=("IPrec(recall=0.1)", "IPrec"),
+    examples=("IPrec(recall=0.1)", "IPrec"), at_param="recall",  # ir_measures: IPrec@0.5 is IPrec(recall=0.5)
 )  # fmt: skip
 _spec(
     "IPrecAvg", (TK, "iprec_average"), "iprec_average",
@@ -254,7 +254,8 @@ _spec(
         "(1 - p) * sum over retrieved docs at 0-based rank i of p^i * gain; gain = g<grade> (g0..g9, default "
         "the grade; 0 when unjudged or negative), rescaled to (gain - lo) / (hi - lo) when lo < 0 or hi > 1, "
         "lo and hi being the least and greatest of 0, the gains of grades 0 to the query's highest judged "
-        "grade and every gain g<k> set to a value other than k. Ignores 'rel'. Not ranx's `rbp` (RBP)"
+        "grade and every gain g<k> set to a value other than k. Ignores 'rel'. Not ranx's rbp.80 (WeightedRBP: "
+        "grades unscaled, p = 0.8) nor binary RBP; the word 'rbp' alone is refused with this and RBP's readings"
     ),
     params=(_PERSISTENCE, *GAINS),
     trec_eval="rbp (rbp.p=x,level=gain,...; see docs/semantics.md)",

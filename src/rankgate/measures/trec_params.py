@@ -22,7 +22,7 @@ from rankgate.measures.registry import Measure
 from rankgate.measures.trec_names import IPREC_LEVELS, levels_text
 
 # trec_eval's words with name=value parameters whose gains rankgate reads, and their families
-# (trec_eval's rbp is not the `rbp` rankgate reads elsewhere: ranx's binary RBP, p = 0.8)
+# (trec_eval's rbp; the word `rbp` alone is refused elsewhere: GradedRBP or binary RBP)
 GAIN_FAMILY = {
     "G": "G", "dcg": "GainDCG", "ideal_dcg": "IdealDCG", "ndcg": "GainNDCG", "ndcg_rel": "nDCGRel",
     "Rndcg": "RnDCG", "rbp": "GradedRBP",
@@ -113,7 +113,8 @@ def read_param_form(name: str) -> tuple[Measure, ...] | None:
     """The measure of a rankgate measure name in one of these trec_eval forms, or None when it is not one.
 
     ``G.1=3,2=9`` and ``G_1=3,2=9`` (the name trec_eval prints) are ``G(g1=3.0,g2=9.0)``; trec_eval's
-    ``rbp.p=...`` is refused, since rankgate's ``rbp`` is ranx's binary RBP.
+    ``rbp.p=...`` is refused with its two readings, as ``rbp`` alone is: trec_eval's GradedRBP, or
+    binary RBP.
     """
     levels = _LEVELS_FORM.match(name)
     if levels:
@@ -129,8 +130,12 @@ def read_param_form(name: str) -> tuple[Measure, ...] | None:
         return None
     measure = pair_measure(word, given, strict=True)
     if word == "rbp":
-        ranx = Measure.make("RBP", p=measure.get("p")) if not any(k != "p" for k, _ in measure.params) else None
-        other = f"ranx's rbp, {ranx} (write {str(ranx)!r})" if ranx else "ranx's rbp, which has no gains"
+        binary = Measure.make("RBP", p=measure.get("p")) if not any(k != "p" for k, _ in measure.params) else None
+        other = (
+            f"binary rank-biased precision, {binary} (write {str(binary)!r})"
+            if binary
+            else "binary RBP, which has no gains"
+        )
         raise MeasureError(
             f"{name!r} can be read two ways: trec_eval's rbp, {measure} (write {str(measure)!r}), or {other}."
         )
