@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -30,6 +29,7 @@ from rankgate.retrieve.progress import LogProgress
 from rankgate.retrieve.runner import RetrieveInterrupted, retrieve
 from rankgate.retrieve.spec import TimedRetriever
 from tests.cli_support import invoke
+from tests.test_retrieve_ops import _cached
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -190,16 +190,6 @@ def test_ctrl_c_in_the_library_says_how_many_answers_are_saved(tmp_path: Path) -
     again = Stub()
     report = retrieve(QUERIES, again, k=2, concurrency=1, cache=cache)
     assert len(again.texts) == 15 and not report.failures  # the same call asks only for the rest
-
-
-def _cached(path: Path) -> int:
-    if not path.exists():
-        return 0
-    try:
-        with sqlite3.connect(path, timeout=5) as db:
-            return int(db.execute("SELECT COUNT(*) FROM answers").fetchone()[0])
-    except sqlite3.OperationalError:  # the table is not created yet
-        return 0
 
 
 PACED = """
