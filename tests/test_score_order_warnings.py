@@ -69,7 +69,7 @@ def test_similarities_get_no_warning(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("seed", range(3))
 def test_random_rankings_get_no_warning(tmp_path: Path, seed: int) -> None:
-    """Relevant documents anywhere: about half the queries on each side, far from 90%."""
+    """Relevant documents anywhere: about half the queries on each side, far from 75%."""
     qrels, run = _write(tmp_path, 300, distances=False, relevant_anywhere=True, seed=seed)
     facts = rankgate.evaluate(qrels, run, ["AP"]).facts
     assert facts is not None and not facts.upside_down
@@ -104,11 +104,13 @@ def test_partitions_merge_to_the_same_warning(tmp_path: Path) -> None:
         counts = {"evaluated": 1, "missing_from_run": 0, "run_only": 0, "no_relevant": 0}
         return EvaluationFacts(counts, [], [], [], 0, 3, 3, relevant_near_top=top, relevant_near_bottom=bottom)
 
-    assert EvaluationFacts.merge([part(0, 5), part(1, 5)]).upside_down  # 10 of 11 queries
-    assert not EvaluationFacts.merge([part(0, 5), part(0, 4)]).upside_down  # 9 queries: too few
-    assert not EvaluationFacts.merge([part(3, 9), part(0, 9)]).upside_down  # 18 of 21: under 90%
-    assert EvaluationFacts.merge([part(2, 9), part(0, 9)]).upside_down  # 18 of 20: on the line
-    assert EvaluationFacts.merge([part(1, 9), part(0, 9)]).upside_down  # 18 of 19
+    assert EvaluationFacts.merge([part(0, 5), part(0, 5)]).upside_down  # 10 of 10: a coin gives that 0.1% of the time
+    assert not EvaluationFacts.merge([part(0, 5), part(0, 4)]).upside_down  # 9 of 9: too few to tell
+    assert not EvaluationFacts.merge([part(1, 5), part(0, 5)]).upside_down  # 10 of 11: p = 0.6%
+    assert EvaluationFacts.merge([part(1, 10), part(1, 10)]).upside_down  # 20 of 22
+    assert EvaluationFacts.merge([part(25, 75)]).upside_down  # 75%, on the line
+    assert not EvaluationFacts.merge([part(30, 70)]).upside_down  # 70%: under it, however many queries
+    assert not EvaluationFacts.merge([part(5, 15)]).upside_down  # 75%, but a coin gives 15 of 20 2% of the time
 
 
 def test_cli_prints_the_warning_on_stderr(capsys, tmp_path: Path) -> None:
@@ -169,3 +171,23 @@ def test_tie_counts_merge_over_partitions(tmp_path: Path) -> None:
     whole = rankgate.evaluate(qrels, run, ["RR"])
     parted = evaluate_out_of_core(qrels, run, ["RR"], partitions=4, workdir=tmp_path)
     assert [w for w in whole.warnings if ALL_TIED in w] and whole.warnings == parted.warnings
+
+
+@pytest.mark.parametrize("distances", [True, False])
+def test_a_shallow_run_of_distances_is_caught(tmp_path: Path, distances: bool) -> None:
+    """A RAG retriever's top 3 by distance: its best document last. Some queries' only relevant
+    document is its third best (nearer the top once inverted), so 30 of 36 queries vote "bottom":
+    83%, which a fixed 90% bar missed."""
+    qrels, run = [], []
+    for q in range(40):
+        best = 0 if q < 30 else 2 if q < 36 else 1  # the relevant document's place in the true order
+        qrels.append(f"q{q} 0 d{q}-{best} 1")
+        for i in range(3):
+            run.append(f"q{q} Q0 d{q}-{i} {i + 1} {0.1 * (i + 1) if distances else 1 - 0.1 * i:.1f} t")
+    (tmp_path / "q.txt").write_text("\n".join(qrels) + "\n")
+    (tmp_path / "r.txt").write_text("\n".join(run) + "\n")
+    results = rankgate.evaluate(tmp_path / "q.txt", tmp_path / "r.txt", ["RR"])
+    assert results.facts is not None
+    top, bottom = (6, 30) if distances else (30, 6)
+    assert (results.facts.relevant_near_top, results.facts.relevant_near_bottom) == (top, bottom)
+    assert bool(_upside_down(results)) is distances
