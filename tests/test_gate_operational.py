@@ -201,3 +201,16 @@ def test_the_seeds_ship_criteria_file_verbatim_still_works(capsys, bench):
     code, out, err = _gate(capsys, bench, seeds, "--baseline-run", str(bench["run"]))
     assert code in (0, 1) and "Traceback" not in err
     assert [g["metric"] for g in json.loads(out)["gates"]] == ["R@5", "RR"]
+
+
+def test_a_bench_file_no_gate_reads_says_nothing_false(tmp_path):
+    """--bench beside a config without an operational gate: the one row of a retrieve summary is
+    kept for later growth gates, and no note speaks of "0 rows" read."""
+    from rankgate.gate.config import load_config
+    from rankgate.gate.operational import read_operational
+
+    cfg = load_config({"gates": [{"name": "q", "metric": "nDCG@10", "threshold": 0.1}]})
+    summary = {"queries": 3, "failed": 0, "qps": 10.0, "latency_ms": {"p50": 1.0, "p95": 2.0, "p99": 3.0}}
+    (tmp_path / "one.json").write_text(json.dumps(summary))
+    out = read_operational(cfg, tmp_path / "one.json", None, None)
+    assert out.notes == [] and out.record.get("latency_p95_ms") == 2.0

@@ -246,3 +246,15 @@ def test_the_ci_docs_store_add_bootstrap_gives_pull_requests_a_baseline(capsys, 
     code, out, err = invoke(capsys, *args, "--bench", _summary(tmp_path, "s.json", failed=0), "--format", "json")
     assert code == 0, err
     assert json.loads(out)["gates"][0]["checks"][0]["status"] == "pass"
+
+
+@pytest.mark.extra("gate")
+def test_a_gate_named_after_an_ambiguous_measure_says_why(tmp_path: Path) -> None:
+    """``name: rbp`` once meant binary RBP; 'rbp' now reads two ways, and the error says which."""
+    from rankgate.errors import ConfigError
+    from rankgate.gate.config import load_config
+
+    with pytest.raises(ConfigError, match=r"gate name 'rbp'; 'rbp' can be read two ways: .* Add 'metric:'\."):
+        load_config({"gates": [{"name": "rbp", "threshold": 0.1}]})
+    with pytest.raises(ConfigError, match=r"gate name 'my_gate'; add 'metric:' \(e\.g\. metric: nDCG@10\)"):
+        load_config({"gates": [{"name": "my_gate", "threshold": 0.1}]})

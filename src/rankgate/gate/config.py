@@ -391,12 +391,24 @@ def _metric_of(gate: GateSpec, key: str, source: str) -> tuple[Measure | Figure,
             raise ConfigError(str(e), key_path=f"{key}.metric", source=source) from None
     found = metric_from_name(gate.name)
     if found is None:
+        why = _why_not_a_measure(gate.name.strip().split("_")[-1])
         raise ConfigError(
-            f"cannot tell the metric from the gate name {brief(gate.name)}; add 'metric:' (e.g. metric: nDCG@10)",
+            f"cannot tell the metric from the gate name {brief(gate.name)}; "
+            + (f"{why} Add 'metric:'." if why else "add 'metric:' (e.g. metric: nDCG@10)"),
             key_path=f"{key}.name",
             source=source,
         )
     return found
+
+
+def _why_not_a_measure(word: str) -> str | None:
+    """Why the name's last word, a measure's name, is not one measure (``rbp``: two readings);
+    None for a word that is no measure's name at all."""
+    try:
+        parse_measure(word)
+    except MeasureError as e:
+        return None if str(e).startswith("Unknown measure") else str(e)
+    return None
 
 
 def _files_beside(settings: dict[str, Any], base: Path) -> dict[str, Any]:

@@ -85,7 +85,7 @@ def read_operational(
                 key,
             )
         out.values[i] = (value, baseline, current.path)
-    out.record = _to_record(picked, cfg, out)
+    out.record = _to_record(picked, current.rows, cfg, out)
     return out
 
 
@@ -139,10 +139,18 @@ def row_figures(row: Mapping[str, Any]) -> dict[str, float]:
     return out
 
 
-def _to_record(picked: dict[str, dict[str, Any]], cfg: GateConfig, out: Operational) -> dict[str, float]:
-    """Every figure of the row the gates read; with several rows, only the gated figures (first gate wins)."""
+def _to_record(
+    picked: dict[str, dict[str, Any]], rows: list[dict[str, Any]], cfg: GateConfig, out: Operational
+) -> dict[str, float]:
+    """Every figure of the row the gates read (or of the file's only row, when no gate reads it);
+    with several rows read, only the gated figures (first gate wins)."""
     if len(picked) == 1:
         return row_figures(next(iter(picked.values())))
+    if not picked:  # no gate reads the bench file: keep its figures for later gates, if it has one row
+        if len(rows) == 1:
+            return row_figures(rows[0])
+        out.notes.append(f"--bench holds {len(rows)} rows and no gate reads one: no figures are stored with the result")
+        return {}
     record: dict[str, float] = {}
     for i, gate in cfg.figure_gates:
         record.setdefault(str(gate.figure), out.values[i][0])
