@@ -185,6 +185,7 @@ def test_ctrl_c_in_the_library_says_how_many_answers_are_saved(tmp_path: Path) -
         retrieve(QUERIES, stub, k=2, concurrency=1, cache=cache)
     assert isinstance(stopped.value, KeyboardInterrupt)
     assert (stopped.value.saved, stopped.value.total, stopped.value.store) == (5, 20, str(cache))
+    assert stopped.value.in_flight == 1  # the 6th: sent, not answered, asked again by a rerun
     with AnswerCache(cache) as stored:
         assert stored.count() == 5
     again = Stub()
@@ -224,7 +225,8 @@ def test_ctrl_c_on_the_command_line_names_the_cache_and_how_to_resume(tmp_path: 
     assert _cached(cache) == 10
     assert (
         "rankgate: interrupted; 10 of 30 answers are saved in run.txt.cache.sqlite: "
-        "run the same command again to ask only for the other 20"
+        "run the same command again to ask only for the other 20 "
+        "(the request in flight was not stored and will be asked again)"
     ) in err
     assert "Aborted" not in err
 

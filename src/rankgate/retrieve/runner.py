@@ -112,14 +112,15 @@ class RetrieveInterrupted(Interrupted):
     at ``store`` (`rankgate.errors.Interrupted`). ``refresh`` is the call's: rerunning with it set
     would ask the saved queries again."""
 
-    def __init__(self, saved: int, total: int, cache: str | None, refresh: bool) -> None:
-        super().__init__(saved, total, cache, noun="answers", refresh=refresh)
+    def __init__(self, saved: int, total: int, cache: str | None, refresh: bool, in_flight: int = 0) -> None:
+        super().__init__(saved, total, cache, noun="answers", refresh=refresh, in_flight=in_flight)
 
 
 @dataclass
 class _Tally:
     retries: int = 0
     reasons: dict[str, int] = field(default_factory=dict)
+    in_flight: int = 0  # requests sent and not answered yet (Ctrl-C drops them: a rerun asks again)
 
     def count(self, message: str) -> None:
         reason = cut(message.split(" from ")[0], 60)
@@ -207,7 +208,8 @@ def retrieve(
                 _run_loop(_ask_all(retriever, pending, settings, on_answer, tally))
             except KeyboardInterrupt:
                 where = os.fspath(cache) if store is not None and cache is not None else None
-                raise RetrieveInterrupted(saved[0] if where else 0, len(queries), where, refresh) from None
+                saved_now = saved[0] if where else 0
+                raise RetrieveInterrupted(saved_now, len(queries), where, refresh, tally.in_flight) from None
         wall = time.perf_counter() - started
     finally:
         if store is not None:
@@ -312,7 +314,9 @@ async def _ask_one(
     spent = 0.0
     for attempt in range(settings.retries + 1):
         await limiter.acquire(0)
+        tally.in_flight += 1  # not taken back when Ctrl-C cancels the wait: the request is still out
         outcome, latency = await loop.run_in_executor(executor, _timed, retriever, qid, text, settings.k)
+        tally.in_flight -= 1
         spent += latency
         if isinstance(outcome, TransientFailure):
             last = str(outcome)
