@@ -154,6 +154,18 @@ def test_scores_from_ranks_keep_the_returned_order(
     assert result.aggregate["RR@10"] == 1.0
 
 
+def test_scores_from_ranks_asked_for_are_not_warned_about(
+    module: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Hits without scores get a warning; --scores ranks, which asks for exactly that, gets none."""
+    (tmp_path / "queries.tsv").write_text("q1\ttea\n")
+    argv = ["retrieve", "--queries", "queries.tsv", "--retriever", f"python:{module}:unscored", "-o", "run.txt"]
+    code, _, err = invoke(capsys, *argv, "--no-cache")
+    assert code == 0 and "got scores from ranks" in err
+    code, _, err = invoke(capsys, *argv, "--no-cache", "--scores", "ranks")
+    assert code == 0 and "got scores from ranks" not in err, err
+
+
 def test_duplicates_are_reported(module: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "queries.tsv").write_text("q1\ttea\nq2\tpot\n")
     code, _out, err = invoke(capsys, "retrieve", "--queries", "queries.tsv", "--retriever", f"python:{module}:two",

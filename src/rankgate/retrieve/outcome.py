@@ -157,6 +157,7 @@ class RetrieveReport:
     cache: str | None = None
     written: bool = False
     blank: list[str] = field(default_factory=list)
+    scores: str = "given"  # the call's scores setting: "ranks" asked for scores from ranks (no warning then)
 
     @property
     def failures(self) -> list[Answer]:
@@ -190,7 +191,7 @@ class RetrieveReport:
             ("returned more than k hits; the rest were dropped",) * 2: sum(1 for a in self.answers if a.cut),
             ("returned no hits",) * 2: sum(1 for a in self.answers if not a.failed and not a.hits),
             (f"got scores from ranks (hits without scores, or {ranks})",) * 2: sum(
-                1 for a in self.answers if a.scores_from_ranks
+                1 for a in self.answers if a.scores_from_ranks and self.scores != "ranks"
             ),
             _verbs(f"tied scores, which trec_eval orders by doc id, not as returned ({ranks}, keeps the order)"): sum(
                 1 for a in self.answers if a.scores_tied

@@ -225,6 +225,7 @@ def retrieve(
         jsonl=os.fspath(jsonl) if jsonl is not None else None,
         cache=os.fspath(cache) if cache is not None else None,
         blank=[qid for qid, text in queries.items() if not text.strip()],
+        scores=scores,
     )
     _write(report, output, jsonl, allow_failures, tag)
     return report
