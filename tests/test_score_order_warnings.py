@@ -148,6 +148,7 @@ def test_a_run_of_equal_scores_is_ranked_by_doc_id_with_a_warning(tmp_path: Path
     assert not _upside_down(results)  # ranked by id, not by score: those queries say nothing of direction
     kept = rankgate.evaluate(qrels, run, ["RR"], ties="input")  # the file's order, as asked: no warning
     assert np.all(kept.values[:, 0] == 1) and not [w for w in kept.warnings if ALL_TIED in w]
+    assert kept.facts is not None and kept.facts.relevant_near_top == 12  # in the file's order they do tell
 
 
 @pytest.mark.parametrize(("n_tied", "warned"), [(6, True), (5, False), (0, False)])

@@ -72,7 +72,8 @@ def evaluate_in_memory(
     values = np.zeros((len(plan.qrels_index), len(wanted)))
     unjudged = _UnjudgedTally(_probe_cutoff(wanted))
     direction = _DirectionTally(settings.rel)
-    tied = _all_tied(r, plan.run_index)
+    # queries ranked by doc id alone (trec_eval's tie rule): no vote on direction, and a warning of their own
+    tied = _all_tied(r, plan.run_index) if settings.ties == "trec" else np.zeros(len(plan.run_index), dtype=bool)
     for lo, hi in _blocks(plan, r, chunk_rows):
         block = _build_block(plan, q, r, judged, lo, hi, max_grade)
         unjudged.add(block)
@@ -137,7 +138,7 @@ def _facts(
         relevant_near_top=direction.top,
         relevant_near_bottom=direction.bottom,
         ranked=int(np.count_nonzero(evaluated_depths >= 2)),
-        all_tied=int(np.count_nonzero(tied)) if settings.ties == "trec" else 0,
+        all_tied=int(np.count_nonzero(tied)),
     )
 
 
