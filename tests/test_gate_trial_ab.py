@@ -256,5 +256,6 @@ def test_a_gate_named_after_an_ambiguous_measure_says_why(tmp_path: Path) -> Non
 
     with pytest.raises(ConfigError, match=r"gate name 'rbp'; 'rbp' can be read two ways: .* Add 'metric:'\."):
         load_config({"gates": [{"name": "rbp", "threshold": 0.1}]})
-    with pytest.raises(ConfigError, match=r"gate name 'my_gate'; add 'metric:' \(e\.g\. metric: nDCG@10\)"):
-        load_config({"gates": [{"name": "my_gate", "threshold": 0.1}]})
+    for name in ("my_gate", "my_gate_2", "x_p@x"):  # a word that is no measure, or a malformed one: the example
+        with pytest.raises(ConfigError, match=rf"gate name '{name}'; add 'metric:' \(e\.g\. metric: nDCG@10\)$"):
+            load_config({"gates": [{"name": name, "threshold": 0.1}]})

@@ -316,6 +316,12 @@ def test_a_missing_dependency_of_a_client_library_is_named(tmp_path: Path, monke
     assert "client_lib_xyz is installed, but its dependency dependency_of_client_xyz is not" in message
     with pytest.raises(MissingExtraError, match=r"^the lancedb retriever needs no_client_xyz: "):
         require("no_client_xyz", "lancedb", purpose="the lancedb retriever")
+    # a name its installed dependency lacks (a version mismatch): the library is blamed, not json
+    (tmp_path / "old_client_xyz.py").write_text("from json import not_there\n")
+    with pytest.raises(MissingExtraError) as mismatch:
+        require("old_client_xyz", "lancedb", purpose="the lancedb retriever")
+    assert str(mismatch.value).startswith("the lancedb retriever needs old_client_xyz: ")
+    assert "dependency json" not in str(mismatch.value)
 
 
 BLOCKED = textwrap.dedent(

@@ -124,6 +124,9 @@ class Interrupted(KeyboardInterrupt):
         in_flight: int = 0,
         refresh: bool = False,
     ) -> None:
-        super().__init__(f"interrupted: {saved:,} of {total:,} {noun} saved")
+        super().__init__()
         self.saved, self.total, self.store, self.noun = saved, total, store, noun
         self.in_flight, self.refresh = in_flight, refresh
+
+    def __str__(self) -> str:  # from the fields, which the caller may fill in later (the noun, the counts)
+        return f"interrupted: {self.saved:,} of {self.total:,} {self.noun} saved"

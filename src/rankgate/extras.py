@@ -118,7 +118,7 @@ def require(module: str, extra: str | None = None, *, purpose: str | None = None
         if extra is None:
             raise
         top, missing = module.split(".")[0], (e.name or module).split(".")[0]
-        if missing == top:
+        if missing == top or not isinstance(e, ModuleNotFoundError):  # "cannot import name": a version, not a package
             raise MissingExtraError(module, extra, str(e), purpose=purpose) from None
         detail = f"{top} is installed, but its dependency {missing} is not: {e}"
         raise MissingExtraError(missing, extra, detail, purpose=purpose) from None

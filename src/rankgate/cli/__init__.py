@@ -159,8 +159,7 @@ def run() -> NoReturn:
         code = main()
     except SystemExit as e:
         code = e.code
-    verb = next((arg for arg in sys.argv[1:] if not arg.startswith("-")), None)
-    if verb in _FAST_EXIT_VERBS:
+    if _verb(sys.argv[1:]) in _FAST_EXIT_VERBS:
         exit_now(code)
     sys.exit(code)
 
@@ -201,12 +200,17 @@ def main(argv: list[str] | None = None) -> Any:
         return _main(argv)
 
 
+def _verb(argv: list[str]) -> str | None:
+    """The command's verb: its first argument that is not an option (the group takes none with a value)."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
 def _in_cli_words(error: Any, argv: list[str]) -> Any:
     """``error`` (a `DuplicateError`) with the library's remedy worded for the verb that ran: its
     ``--duplicates`` option, or none (a command's own remedy, as trec_eval's, stays)."""
     if error.remedy != error.LIBRARY_REMEDY:
         return error
-    verb = next((a for a in argv if not a.startswith("-")), None)
+    verb = _verb(argv)
     command = cli.get_command(click.Context(cli), verb) if verb else None
     if command is not None and any(p.name == "duplicates" for p in command.params):
         return error.with_remedy("pass --duplicates first or max to keep one copy")

@@ -414,7 +414,7 @@ class _DirectionTally:
 
     def add(self, block: RankedBlock, tied: np.ndarray) -> None:
         """Count ``block``'s queries; ``tied``: those whose scores are all one (ordered by doc id: no vote)."""
-        relevant = np.flatnonzero(block.judged & (block.grade >= self.rel))  # indices: a boolean mask takes 10x longer
+        relevant = np.flatnonzero(block.relevant(self.rel))  # indices: indexing by the mask takes 10x longer
         query, rank = block.row_query[relevant], block.rank[relevant]  # by (query, rank)
         if not len(query):
             return

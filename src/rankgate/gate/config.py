@@ -403,11 +403,13 @@ def _metric_of(gate: GateSpec, key: str, source: str) -> tuple[Measure | Figure,
 
 def _why_not_a_measure(word: str) -> str | None:
     """Why the name's last word, a measure's name, is not one measure (``rbp``: two readings);
-    None for a word that is no measure's name at all."""
+    None for any other word."""
+    from rankgate.measures.name_hints import refuse_rbp_word
+
     try:
-        parse_measure(word)
+        refuse_rbp_word(word)
     except MeasureError as e:
-        return None if str(e).startswith("Unknown measure") else str(e)
+        return str(e)
     return None
 
 

@@ -110,13 +110,10 @@ whitespace-separated lines) cannot hold; use --format jsonl, csv or json
     )
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
 def plain(text: object) -> str:
     """``text`` with control characters (escape sequences, newlines) shown as ``\\xNN``.
 
     >>> plain("q1: \\x1b[31mred\\nline")
     'q1: \\\\x1b[31mred\\\\x0aline'
     """
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
