@@ -47,12 +47,17 @@ def require_some_text(
     rankgate.errors.InputError: no run query has text in --queries corpus.jsonl; did you swap --queries and --corpus? \
 ('q1' is an id of --corpus)
     """
-    ids = list(dict.fromkeys(wanted))
-    if not ids or any(i in texts for i in ids):
+    first = swapped = None
+    for i in wanted:  # one pass, nothing kept: a run's doc ids are millions, and the first usually has text
+        if i in texts:
+            return
+        first = i if first is None else first
+        if swapped is None and other is not None and i in other:
+            swapped = i
+    if first is None:
         return
-    swapped = next((i for i in ids if i in other), None) if other is not None else None
     if swapped is not None:
         hint = f"did you swap {option} and {other_option}? ({swapped!r} is an id of {other_option})"
     else:
-        hint = f"{ask} (e.g. {ids[0]!r} is not in it)"
+        hint = f"{ask} (e.g. {first!r} is not in it)"
     raise InputError(f"no {subject} has text in {option} {path}; {hint}")

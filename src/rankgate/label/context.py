@@ -349,7 +349,7 @@ def run_context(
         other_option="--corpus", ask="is it the queries file of these answers?",
     )  # fmt: skip
     require_some_text(
-        run.doc_ids.to_pylist(), corpus, subject="document of the run", option="--corpus", path=corpus_path,
+        (d.as_py() for d in run.doc_ids), corpus, subject="document of the run", option="--corpus", path=corpus_path,
         other=queries, other_option="--queries", ask="is it the corpus the run retrieved from?",
     )  # fmt: skip
     client = build_client(llm, warnings)
