@@ -18,6 +18,7 @@ thousand scores of a run with fractional scores before it stops.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
@@ -63,11 +64,10 @@ def name_option(error: InputError, options: Mapping[str, str]) -> InputError:
     'expected 6 fields; this looks like a qrels line: --baseline-run got a qrels file (the qrels go to --qrels)'
     """
     for kind, read_as in (("qrels", "run"), ("run", "qrels")):
-        for unit in ("line", None):
-            hint = swap_hint(kind, unit)
-            if hint in error.message and read_as in options:
-                message = error.message.replace(hint, swap_hint(kind, unit, option=options[read_as]))
-                return InputError(message, source=error.source, line=error.line, text=error.text)
+        if read_as in options:
+            fixed = _swap_hint_replaced(error, kind, functools.partial(swap_hint, kind, option=options[read_as]))
+            if fixed is not None:
+                return fixed
     return error
 
 
@@ -79,18 +79,29 @@ def runs_only(error: InputError, command: str, qrels_option: str | None = None) 
     >>> runs_only(e, "rankgate fuse", "--train-qrels").message
     'expected 6 fields; this looks like a qrels line: rankgate fuse reads runs here (qrels go to --train-qrels)'
     """
+    where = f" (qrels go to {qrels_option})" if qrels_option else " and takes no qrels"
+    reads = f"{command} reads runs here{where}"
+    fixed = _swap_hint_replaced(error, "qrels", lambda unit: swap_hint("qrels", unit).replace(SWAP, reads))
+    return error if fixed is None else fixed
+
+
+def _swap_hint_replaced(error: InputError, kind: str, wording: Callable[[str | None], str]) -> InputError | None:
+    """``error`` with its `swap_hint` for ``kind`` (a line's, or a file's) worded as ``wording(unit)``
+    gives; None when its message holds no such hint."""
     for unit in ("line", None):
-        hint = swap_hint("qrels", unit)
+        hint = swap_hint(kind, unit)
         if hint in error.message:
-            where = f" (qrels go to {qrels_option})" if qrels_option else " and takes no qrels"
-            fixed = hint.replace(SWAP, f"{command} reads runs here{where}")
-            return InputError(error.message.replace(hint, fixed), source=error.source, line=error.line, text=error.text)
-    return error
+            return _with_message(error, error.message.replace(hint, wording(unit)))
+    return None
 
 
 def with_hint(error: InputError, hint: str) -> InputError:
     """``error`` with ``; hint`` added to its message (same file, line and text)."""
-    return InputError(f"{error.message}; {hint}", source=error.source, line=error.line, text=error.text)
+    return _with_message(error, f"{error.message}; {hint}")
+
+
+def _with_message(error: InputError, message: str) -> InputError:
+    return InputError(message, source=error.source, line=error.line, text=error.text)
 
 
 @contextlib.contextmanager
