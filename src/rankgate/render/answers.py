@@ -6,6 +6,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from rankgate.render.numbers import plural
+
 
 def render(body: Mapping[str, Any], fmt: str, *, title: str) -> str:
     """``body`` (a result's ``to_dict()``) as JSON, or as text: the means, the counts, then per query if present."""
@@ -82,13 +84,10 @@ def context_incomplete_text(body: Mapping[str, Any]) -> str:
     stop = body.get("stop_reason")
     if stop in _GO_ON:
         parts.append(f"{STOP_TEXT[stop]}: {_GO_ON[stop]}")
-    n = body["queries"]["incomplete"]
-    queries = f"{n} query" if n == 1 else f"{n} queries"
-    return f"error: {queries} incomplete; {'; '.join(parts) or 'some verdicts are missing'}; exit 1"
+    incomplete = plural(body["queries"]["incomplete"], "query", "queries")
+    return f"error: {incomplete} incomplete; {'; '.join(parts) or 'some verdicts are missing'}; exit 1"
 
 
 def _verdicts(n: int, verb: str = "") -> str:
     """ "1 verdict is" / "3 verdicts are", or with ``verb``: "1 verdict got"."""
-    if verb:
-        return f"{n} verdict {verb}" if n == 1 else f"{n} verdicts {verb}"
-    return "1 verdict is" if n == 1 else f"{n} verdicts are"
+    return f"{plural(n, 'verdict')} {verb or ('is' if n == 1 else 'are')}"
